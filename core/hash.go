@@ -1,0 +1,83 @@
+package core
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sort"
+	"strings"
+)
+
+// contentView is what a user would call the content of a resource. Ids, the
+// release version, the source, the product-sheet link and the withdrawn mark
+// are left out, so a release that only bumps its version string is not a
+// change.
+type contentView struct {
+	NameSV, NameEN, NameDA                          string
+	DescriptionSV, DescriptionEN, DescriptionDA     string
+	ApplicabilitySV, ApplicabilityEN, Synonyms      string
+	A1A3, A1A3Conservative, A4, A51                 *float64
+	GWPUnit, Unit                                   string
+	ConservativeFactor, WasteFactor, BiogenicCarbon *float64
+	ServiceLife                                     string
+	Transports                                      []Transport
+	Conversions                                     [][2]any // sorted pairs: map order must not matter
+	Category, BK04                                  string
+}
+
+// ContentHash returns the hex SHA-256 of the resource's content.
+func ContentHash(r *Resource) string {
+	keys := make([]string, 0, len(r.Conversions))
+	for k := range r.Conversions {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	conv := make([][2]any, 0, len(keys))
+	for _, k := range keys {
+		conv = append(conv, [2]any{k, r.Conversions[k]})
+	}
+	v := contentView{
+		NameSV: r.NameSV, NameEN: r.NameEN, NameDA: r.NameDA,
+		DescriptionSV: r.DescriptionSV, DescriptionEN: r.DescriptionEN, DescriptionDA: r.DescriptionDA,
+		ApplicabilitySV: r.ApplicabilitySV, ApplicabilityEN: r.ApplicabilityEN, Synonyms: r.Synonyms,
+		A1A3: r.A1A3, A1A3Conservative: r.A1A3Conservative, A4: r.A4, A51: r.A51,
+		GWPUnit: r.GWPUnit, Unit: r.Unit,
+		ConservativeFactor: r.ConservativeFactor, WasteFactor: r.WasteFactor, BiogenicCarbon: r.BiogenicCarbon,
+		ServiceLife: r.ServiceLife, Transports: r.Transports, Conversions: conv,
+		Category: r.Category, BK04: r.BK04,
+	}
+	b, err := json.Marshal(v) // cannot fail: plain strings, numbers and slices
+	if err != nil {
+		panic(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// invisible are characters that carry no content: zero-width spaces and
+// joiners, soft hyphens and the byte-order mark. The publisher's texts carry
+// some; they would split or glue words for a tokenizer and for a reader.
+var invisible = strings.NewReplacer("\u200b", "", "\u200c", "", "\u200d", "", "\u00ad", "", "\ufeff", "", "\u2060", "")
+
+// CleanText removes invisible characters and surrounding space.
+func CleanText(s string) string { return strings.TrimSpace(invisible.Replace(s)) }
+
+// Normalize cleans the text fields of a resource in place, so the same content
+// always hashes the same however the source spaced it.
+func (r *Resource) Normalize() {
+	for _, p := range []*string{&r.ID, &r.NameSV, &r.NameEN, &r.NameDA, &r.DescriptionSV, &r.DescriptionEN,
+		&r.DescriptionDA, &r.ApplicabilitySV, &r.ApplicabilityEN, &r.Synonyms, &r.GWPUnit, &r.Unit,
+		&r.ServiceLife, &r.Category, &r.CategoryCode, &r.BK04, &r.Version} {
+		*p = CleanText(*p)
+	}
+	for i := range r.Transports {
+		t := &r.Transports[i]
+		t.Name, t.Type, t.Fuel, t.FuelResourceID = CleanText(t.Name), CleanText(t.Type), CleanText(t.Fuel), CleanText(t.FuelResourceID)
+	}
+	if len(r.Transports) == 0 {
+		r.Transports = nil
+	}
+	if len(r.Conversions) == 0 {
+		r.Conversions = nil
+	}
+}

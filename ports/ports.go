@@ -1,0 +1,105 @@
+// Package ports holds the interfaces between the core and the adapters:
+// what the core needs from the outside world (driven ports: store, index,
+// sources, events) and what it offers to drivers (REST, MCP, console).
+// It imports only the standard library and package core.
+package ports
+
+import (
+	"context"
+
+	"github.com/climatesearch/climatesearch/core"
+)
+
+// --- Driven ports: implemented by adapters, used by core services. ---
+
+// StoredResource is a resource with the hash of its content.
+type StoredResource struct {
+	Resource core.Resource
+	Hash     string
+}
+
+// Changes is one atomic write: every Put and the Meta land together or not at all.
+type Changes struct {
+	Put  []StoredResource
+	Meta *core.CatalogMeta
+}
+
+// ResourceStore is the durable source of truth. Resources are never deleted;
+// a withdrawn resource is stored with Withdrawn set.
+type ResourceStore interface {
+	// Get returns one resource; found is false when it does not exist.
+	Get(ctx context.Context, key core.Key) (res StoredResource, found bool, err error)
+	// GetMany returns the resources of keys that exist, in the order of keys.
+	GetMany(ctx context.Context, keys []core.Key) ([]StoredResource, error)
+	// FindByID returns the resources with this id in every catalog.
+	FindByID(ctx context.Context, id string) ([]StoredResource, error)
+	// Scan calls fn for every resource of the catalog (withdrawn included), in id order.
+	Scan(ctx context.Context, catalog core.CatalogID, fn func(StoredResource) error) error
+	// Count returns how many resources the catalog holds (withdrawn included).
+	Count(ctx context.Context, catalog core.CatalogID) (int, error)
+	// Apply writes all changes atomically.
+	Apply(ctx context.Context, catalog core.CatalogID, ch Changes) error
+	// Meta returns the catalog's metadata (zero value with Catalog set when none).
+	Meta(ctx context.Context, catalog core.CatalogID) (core.CatalogMeta, error)
+	// PutMeta stores the catalog's metadata.
+	PutMeta(ctx context.Context, meta core.CatalogMeta) error
+	// Ping fails when the store cannot be read.
+	Ping(ctx context.Context) error
+}
+
+// TextIndex is the full-text (BM25) index over the searchable resources.
+// It holds only live resources: withdrawn ones are removed.
+type TextIndex interface {
+	// Upsert adds or replaces resources.
+	Upsert(ctx context.Context, rs []core.Resource) error
+	// Remove drops resources; unknown keys are ignored.
+	Remove(ctx context.Context, keys []core.Key) error
+	// Search returns the best matches, best first.
+	Search(ctx context.Context, q core.TextQuery) ([]core.Scored, error)
+}
+
+// CatalogSource delivers a release of a catalog: the publisher's JSON API,
+// its workbooks, or the embedded demo snapshot.
+type CatalogSource interface {
+	// Name identifies the source in logs and errors.
+	Name() string
+	Fetch(ctx context.Context) (core.Release, error)
+}
+
+// EventPublisher carries domain events out of the core (logs now, webhooks later).
+type EventPublisher interface {
+	Publish(ctx context.Context, ev core.Event) error
+}
+
+// --- Driver ports: implemented by core services, used by REST, MCP, console. ---
+
+// Searcher answers searches.
+type Searcher interface {
+	Search(ctx context.Context, req core.SearchRequest) (core.SearchResponse, error)
+}
+
+// Resources answers lookups and listings.
+type Resources interface {
+	// Get resolves a prefixed (catalog:id) or bare id; a bare id in several
+	// catalogs is a conflict.
+	Get(ctx context.Context, ref string, lang core.Lang) (core.Resource, error)
+	// List returns the live resources of the catalogs.
+	List(ctx context.Context, catalogs []core.CatalogID, lang core.Lang) (core.ListResponse, error)
+	// Origin returns the public product-sheet URL of a resource.
+	Origin(ctx context.Context, ref string) (string, error)
+	// Health reports whether the store can be read.
+	Health(ctx context.Context) core.Health
+}
+
+// Comparer compares two resources in a shared unit.
+type Comparer interface {
+	Compare(ctx context.Context, req core.CompareRequest) (core.Comparison, error)
+}
+
+// Ingester loads data into catalogs.
+type Ingester interface {
+	// RunUpstream fetches the catalog from its publisher now.
+	RunUpstream(ctx context.Context, catalog core.CatalogID) (core.IngestResult, error)
+	// ApplyBatch upserts operator-supplied resources.
+	ApplyBatch(ctx context.Context, batch core.ResourceBatch) (core.IngestResult, error)
+}
