@@ -39,12 +39,12 @@ func ContentHash(r *Resource) string {
 	v := contentView{
 		NameSV: r.NameSV, NameEN: r.NameEN, NameDA: r.NameDA,
 		DescriptionSV: r.DescriptionSV, DescriptionEN: r.DescriptionEN, DescriptionDA: r.DescriptionDA,
-		ApplicabilitySV: r.ApplicabilitySV, ApplicabilityEN: r.ApplicabilityEN, Synonyms: r.Synonyms,
+		ApplicabilitySV: r.ApplicabilitySV, ApplicabilityEN: r.ApplicabilityEN, Synonyms: r.Synonyms, SynonymsEN: r.SynonymsEN,
 		A1A3: r.A1A3, A1A3Conservative: r.A1A3Conservative, A4: r.A4, A51: r.A51,
 		GWPUnit: r.GWPUnit, Unit: r.Unit,
 		ConservativeFactor: r.ConservativeFactor, WasteFactor: r.WasteFactor, BiogenicCarbon: r.BiogenicCarbon,
 		ServiceLife: r.ServiceLife, Transports: r.Transports, Conversions: conv,
-		Category: r.Category, BK04: r.BK04,
+		Category: r.Category, CategoryEN: r.CategoryEN, BK04: r.BK04,
 	}
 	b, err := json.Marshal(v) // cannot fail: plain strings, numbers and slices
 	if err != nil {
@@ -66,8 +66,8 @@ func CleanText(s string) string { return strings.TrimSpace(invisible.Replace(s))
 // always hashes the same however the source spaced it.
 func (r *Resource) Normalize() {
 	for _, p := range []*string{&r.ID, &r.NameSV, &r.NameEN, &r.NameDA, &r.DescriptionSV, &r.DescriptionEN,
-		&r.DescriptionDA, &r.ApplicabilitySV, &r.ApplicabilityEN, &r.Synonyms, &r.GWPUnit, &r.Unit,
-		&r.ServiceLife, &r.Category, &r.CategoryCode, &r.BK04, &r.Version} {
+		&r.DescriptionDA, &r.ApplicabilitySV, &r.ApplicabilityEN, &r.Synonyms, &r.SynonymsEN, &r.GWPUnit, &r.Unit,
+		&r.ServiceLife, &r.Category, &r.CategoryEN, &r.CategoryCode, &r.BK04, &r.Version} {
 		*p = CleanText(*p)
 	}
 	for i := range r.Transports {

@@ -125,7 +125,10 @@ type Resource struct {
 	DescriptionDA   string `json:"description_da,omitempty"`
 	ApplicabilitySV string `json:"applicability_sv,omitempty"`
 	ApplicabilityEN string `json:"applicability_en,omitempty"`
-	Synonyms        string `json:"synonyms,omitempty"`
+	// Synonyms are the publisher's Swedish search synonyms (the spec's field);
+	// SynonymsEN the English ones, an extension.
+	Synonyms   string `json:"synonyms,omitempty"`
+	SynonymsEN string `json:"synonyms_en,omitempty"`
 
 	A1A3             *float64 `json:"a1a3,omitempty"`
 	A1A3Conservative *float64 `json:"a1a3_conservative,omitempty"`
@@ -142,7 +145,10 @@ type Resource struct {
 	Unit        string             `json:"unit,omitempty"`
 	Conversions map[string]float64 `json:"conversions,omitempty"`
 
-	Category string `json:"category,omitempty"`
+	// Category is the publisher's category in the catalog's own language
+	// (Swedish for national); CategoryEN the English title, an extension.
+	Category   string `json:"category,omitempty"`
+	CategoryEN string `json:"category_en,omitempty"`
 	// CategoryCode is the publisher's category id used in product-sheet links.
 	CategoryCode string `json:"category_code,omitempty"`
 	// BK04 is the Swedish BK04 classification (code and text) when published.
