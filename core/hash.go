@@ -13,16 +13,16 @@ import (
 // are left out, so a release that only bumps its version string is not a
 // change.
 type contentView struct {
-	NameSV, NameEN, NameDA                          string
-	DescriptionSV, DescriptionEN, DescriptionDA     string
-	ApplicabilitySV, ApplicabilityEN, Synonyms      string
-	A1A3, A1A3Conservative, A4, A51                 *float64
-	GWPUnit, Unit                                   string
-	ConservativeFactor, WasteFactor, BiogenicCarbon *float64
-	ServiceLife                                     string
-	Transports                                      []Transport
-	Conversions                                     [][2]any // sorted pairs: map order must not matter
-	Category, BK04                                  string
+	NameSV, NameEN, NameDA                                 string
+	DescriptionSV, DescriptionEN, DescriptionDA            string
+	ApplicabilitySV, ApplicabilityEN, Synonyms, SynonymsEN string
+	A1A3, A1A3Conservative, A4, A51                        *float64
+	GWPUnit, Unit                                          string
+	ConservativeFactor, WasteFactor, BiogenicCarbon        *float64
+	ServiceLife                                            string
+	Transports                                             []Transport
+	Conversions                                            [][2]any // sorted pairs: map order must not matter
+	Category, CategoryEN, BK04                             string
 }
 
 // ContentHash returns the hex SHA-256 of the resource's content.
