@@ -46,8 +46,8 @@ type IngestResult struct {
 	Withdrawn int `json:"withdrawn"`
 	// Changed lists the prefixed ids whose content hash changed or that are new.
 	Changed    []string  `json:"changed,omitempty"`
-	StartedAt  time.Time `json:"started_at"`
-	FinishedAt time.Time `json:"finished_at"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
 	// Errors records why earlier sources failed before this one answered
 	// (e.g. the JSON API was down and the Excel fallback was used).
 	Errors []string `json:"errors,omitempty"`

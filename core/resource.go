@@ -250,3 +250,11 @@ func ParseLang(s string) (Lang, error) {
 	}
 	return "", Invalidf("unknown lang %q: use sv or en", s)
 }
+
+// SourceFor is the attribution of an answer drawn from the given catalogs.
+func SourceFor(catalogs []CatalogID) string {
+	if len(catalogs) == 1 {
+		return CatalogInfo(catalogs[0]).Source + ". climatesearch is not affiliated with the publisher."
+	}
+	return SourceAll
+}

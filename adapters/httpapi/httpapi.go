@@ -1,0 +1,414 @@
+// Package httpapi is the REST driver adapter: it turns HTTP requests into
+// calls of the core's driver ports and their answers into JSON. It holds no
+// business rules beyond parsing parameters.
+package httpapi
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+// MaxBatchBody bounds the JSON body of POST /admin/resources.
+const MaxBatchBody = 8 << 20
+
+// Deps are the ports and assets the API serves.
+type Deps struct {
+	Search     ports.Searcher
+	Resources  ports.Resources
+	Compare    ports.Comparer
+	Ingest     ports.Ingester
+	OpenAPI    []byte
+	SwaggerUI  fs.FS
+	AdminToken string
+	Log        *zap.Logger
+}
+
+// API is the gin engine with the routes of the specification.
+type API struct {
+	d      Deps
+	engine *gin.Engine
+}
+
+// New builds the handler.
+func New(d Deps) *API {
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.ContextWithFallback = true
+	a := &API{d: d, engine: e}
+	e.Use(a.recovery, a.accessLog)
+	e.NoRoute(func(c *gin.Context) {
+		writeError(c, http.StatusNotFound, "no route "+c.Request.Method+" "+c.Request.URL.Path+"; the API is described at /docs")
+	})
+	e.NoMethod(func(c *gin.Context) {
+		writeError(c, http.StatusMethodNotAllowed, "method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path)
+	})
+
+	e.GET("/healthz", a.health)
+	e.GET("/openapi.yaml", a.openapi)
+	e.GET("/docs", a.docs)
+	e.GET("/docs/*file", a.docs)
+
+	api := e.Group("/api")
+	api.GET("/search", a.search)
+	api.GET("/resources", a.list)
+	api.GET("/resources/compare", a.compare)
+	api.GET("/resources/:id", a.get)
+	api.GET("/resources/:id/origin", a.origin)
+
+	admin := e.Group("/admin", a.adminGuard)
+	admin.POST("/ingest/run", a.ingestRun)
+	admin.POST("/resources", a.batch)
+	return a
+}
+
+// Engine returns the gin engine so other driver adapters (MCP, console) can
+// mount their routes on the same server.
+func (a *API) Engine() *gin.Engine { return a.engine }
+
+// ServeHTTP makes the API an http.Handler.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.engine.ServeHTTP(w, r) }
+
+// errorBody is the specification's Error object; Catalogs names the
+// candidates of an ambiguous bare id.
+type errorBody struct {
+	Error    string           `json:"error"`
+	Catalogs []core.CatalogID `json:"catalogs,omitempty"`
+}
+
+func writeError(c *gin.Context, status int, msg string) {
+	c.AbortWithStatusJSON(status, errorBody{Error: msg})
+}
+
+// fail maps a core error to its status.
+func (a *API) fail(c *gin.Context, err error) {
+	var ce *core.Error
+	errors.As(err, &ce)
+	status := http.StatusInternalServerError
+	switch core.KindOf(err) {
+	case core.KindInvalid:
+		status = http.StatusBadRequest
+	case core.KindNotFound:
+		status = http.StatusNotFound
+	case core.KindConflict, core.KindBusy:
+		status = http.StatusConflict
+	case core.KindUnauthorized:
+		status = http.StatusUnauthorized
+	case core.KindUnavailable:
+		status = http.StatusServiceUnavailable
+		if strings.HasPrefix(c.Request.URL.Path, "/admin/ingest/run") {
+			status = http.StatusBadGateway // the publisher, not this service, failed
+		}
+	}
+	body := errorBody{Error: err.Error()}
+	if ce != nil {
+		body.Catalogs = ce.Candidates
+	}
+	if status >= 500 {
+		a.d.Log.Error("request failed", zap.String("path", c.Request.URL.Path), zap.Int("status", status), zap.Error(err))
+		if status == http.StatusInternalServerError {
+			body.Error = "internal error; the incident is logged"
+		}
+	}
+	c.AbortWithStatusJSON(status, body)
+}
+
+func (a *API) recovery(c *gin.Context) {
+	defer func() {
+		if p := recover(); p != nil {
+			a.d.Log.Error("panic serving request", zap.Any("panic", p), zap.String("path", c.Request.URL.Path), zap.Stack("stack"))
+			writeError(c, http.StatusInternalServerError, "internal error; the incident is logged")
+		}
+	}()
+	c.Next()
+}
+
+// accessLog logs failures at info and successes at debug, so a loaded
+// server does not spend its time writing logs.
+func (a *API) accessLog(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	status := c.Writer.Status()
+	lvl := zap.DebugLevel
+	if status >= 400 {
+		lvl = zap.InfoLevel
+	}
+	if ce := a.d.Log.Check(lvl, "http"); ce != nil {
+		ce.Write(zap.String("method", c.Request.Method), zap.String("path", c.Request.URL.Path),
+			zap.Int("status", status), zap.Duration("took", time.Since(start)))
+	}
+}
+
+func (a *API) adminGuard(c *gin.Context) {
+	if a.d.AdminToken == "" {
+		return
+	}
+	got := sha256.Sum256([]byte(c.GetHeader("X-Admin-Token")))
+	want := sha256.Sum256([]byte(a.d.AdminToken))
+	// Hashing first makes the comparison constant-time in the token length too.
+	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		writeError(c, http.StatusUnauthorized, "admin token missing or wrong: send header X-Admin-Token with the value of SERVICE_ADMIN_TOKEN")
+	}
+}
+
+func (a *API) health(c *gin.Context) {
+	h := a.d.Resources.Health(c)
+	status := http.StatusOK
+	if h.Status != "ok" {
+		status = http.StatusServiceUnavailable
+	}
+	c.JSON(status, h)
+}
+
+func (a *API) openapi(c *gin.Context) {
+	c.Data(http.StatusOK, "application/yaml", a.d.OpenAPI)
+}
+
+func (a *API) docs(c *gin.Context) {
+	name := strings.TrimPrefix(c.Param("file"), "/")
+	if name == "" {
+		name = "index.html"
+	}
+	b, err := fs.ReadFile(a.d.SwaggerUI, name)
+	if err != nil {
+		writeError(c, http.StatusNotFound, "no such documentation file: "+name)
+		return
+	}
+	ct := "application/octet-stream"
+	switch {
+	case strings.HasSuffix(name, ".html"):
+		ct = "text/html; charset=utf-8"
+	case strings.HasSuffix(name, ".css"):
+		ct = "text/css; charset=utf-8"
+	case strings.HasSuffix(name, ".js"):
+		ct = "text/javascript; charset=utf-8"
+	case strings.HasSuffix(name, ".png"):
+		ct = "image/png"
+	}
+	c.Header("Cache-Control", "public, max-age=3600")
+	c.Data(http.StatusOK, ct, b)
+}
+
+// knownParams lists the query parameters each route accepts; anything else
+// is refused so a typo (`lnag=en`) does not silently do the wrong thing.
+func checkParams(c *gin.Context, allowed ...string) bool {
+	for k := range c.Request.URL.Query() {
+		ok := false
+		for _, a := range allowed {
+			if k == a {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			writeError(c, http.StatusBadRequest, "unknown query parameter "+strconv.Quote(k)+"; accepted: "+strings.Join(allowed, ", "))
+			return false
+		}
+	}
+	return true
+}
+
+func parseLang(c *gin.Context) (core.Lang, bool) {
+	l, err := core.ParseLang(c.Query("lang"))
+	if err != nil {
+		writeError(c, http.StatusBadRequest, err.Error())
+		return "", false
+	}
+	return l, true
+}
+
+func parseCatalogs(c *gin.Context) ([]core.CatalogID, bool) {
+	cs, err := core.ParseCatalogList(c.Query("databases"))
+	if err != nil {
+		writeError(c, http.StatusBadRequest, "databases: "+err.Error())
+		return nil, false
+	}
+	return cs, true
+}
+
+func parseBool(c *gin.Context, name string) (bool, bool) {
+	v := c.Query(name)
+	if v == "" {
+		return false, true
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		writeError(c, http.StatusBadRequest, name+" must be true or false, got "+strconv.Quote(v))
+		return false, false
+	}
+	return b, true
+}
+
+func (a *API) search(c *gin.Context) {
+	if !checkParams(c, "q", "lang", "vector", "rerank", "databases", "limit") {
+		return
+	}
+	lang, ok := parseLang(c)
+	if !ok {
+		return
+	}
+	cats, ok := parseCatalogs(c)
+	if !ok {
+		return
+	}
+	vector, ok := parseBool(c, "vector")
+	if !ok {
+		return
+	}
+	rerank, ok := parseBool(c, "rerank")
+	if !ok {
+		return
+	}
+	limit := 0
+	if v := c.Query("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > core.MaxLimit {
+			writeError(c, http.StatusBadRequest, "limit must be an integer between 1 and "+strconv.Itoa(core.MaxLimit))
+			return
+		}
+		limit = n
+	}
+	resp, err := a.d.Search.Search(c, core.SearchRequest{Query: c.Query("q"), Lang: lang, Catalogs: cats, Vector: vector, Rerank: rerank, Limit: limit})
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, resp)
+}
+
+func (a *API) list(c *gin.Context) {
+	if !checkParams(c, "lang", "databases") {
+		return
+	}
+	lang, ok := parseLang(c)
+	if !ok {
+		return
+	}
+	cats, ok := parseCatalogs(c)
+	if !ok {
+		return
+	}
+	resp, err := a.d.Resources.List(c, cats, lang)
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, resp)
+}
+
+func (a *API) get(c *gin.Context) {
+	if !checkParams(c, "lang") {
+		return
+	}
+	lang, ok := parseLang(c)
+	if !ok {
+		return
+	}
+	r, err := a.d.Resources.Get(c, c.Param("id"), lang)
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, r)
+}
+
+func (a *API) origin(c *gin.Context) {
+	if !checkParams(c) {
+		return
+	}
+	u, err := a.d.Resources.Origin(c, c.Param("id"))
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.Redirect(http.StatusFound, u)
+}
+
+func (a *API) compare(c *gin.Context) {
+	if !checkParams(c, "a", "b", "unit", "impact", "lang") {
+		return
+	}
+	lang, ok := parseLang(c)
+	if !ok {
+		return
+	}
+	impact, err := core.ParseImpact(c.Query("impact"))
+	if err != nil {
+		writeError(c, http.StatusBadRequest, err.Error())
+		return
+	}
+	cmp, err := a.d.Compare.Compare(c, core.CompareRequest{A: c.Query("a"), B: c.Query("b"), Unit: c.Query("unit"), Impact: impact, Lang: lang})
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, cmp)
+}
+
+func (a *API) ingestRun(c *gin.Context) {
+	if !checkParams(c, "catalog") {
+		return
+	}
+	if c.Query("catalog") == "" {
+		writeError(c, http.StatusBadRequest, "catalog is required, e.g. ?catalog=national")
+		return
+	}
+	cat, err := core.ParseCatalog(c.Query("catalog"))
+	if err != nil {
+		writeError(c, http.StatusBadRequest, err.Error())
+		return
+	}
+	res, err := a.d.Ingest.RunUpstream(c, cat)
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, res)
+}
+
+func (a *API) batch(c *gin.Context) {
+	if !checkParams(c) {
+		return
+	}
+	if ct := c.ContentType(); ct != "application/json" {
+		writeError(c, http.StatusUnsupportedMediaType, "send the ResourceBatch as application/json, got "+strconv.Quote(ct))
+		return
+	}
+	body := http.MaxBytesReader(c.Writer, c.Request.Body, MaxBatchBody)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	var b core.ResourceBatch
+	if err := dec.Decode(&b); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(c, http.StatusRequestEntityTooLarge, "body exceeds "+strconv.Itoa(MaxBatchBody>>20)+" MiB; split the batch")
+			return
+		}
+		writeError(c, http.StatusBadRequest, "body is not a valid ResourceBatch: "+err.Error())
+		return
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		writeError(c, http.StatusBadRequest, "body holds more than one JSON value")
+		return
+	}
+	res, err := a.d.Ingest.ApplyBatch(c, b)
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, res)
+}

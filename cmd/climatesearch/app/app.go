@@ -1,0 +1,212 @@
+// Package app wires the adapters and the core together with fx. It is the
+// only place that knows every concrete type; main parses configuration and
+// runs it, tests boot it on a temporary directory.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/climatesearch/climatesearch/adapters/badgerstore"
+	"github.com/climatesearch/climatesearch/adapters/blugeindex"
+	"github.com/climatesearch/climatesearch/adapters/boverket"
+	"github.com/climatesearch/climatesearch/adapters/demosnapshot"
+	"github.com/climatesearch/climatesearch/adapters/httpapi"
+	"github.com/climatesearch/climatesearch/adapters/logevents"
+	"github.com/climatesearch/climatesearch/config"
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/core/compare"
+	"github.com/climatesearch/climatesearch/core/ingest"
+	"github.com/climatesearch/climatesearch/core/lookup"
+	"github.com/climatesearch/climatesearch/core/search"
+	"github.com/climatesearch/climatesearch/ports"
+	"github.com/climatesearch/climatesearch/web"
+)
+
+// Options returns the whole application. Extra options (tests) come last so
+// they can decorate or replace parts.
+func Options(cfg config.Config, log *zap.Logger, extra ...fx.Option) fx.Option {
+	opts := []fx.Option{
+		fx.Supply(cfg, log),
+		fx.WithLogger(func() fxevent.Logger { return &fxevent.ZapLogger{Logger: log.Named("fx").WithOptions(zap.IncreaseLevel(zapcore.WarnLevel))} }),
+		fx.Provide(
+			newStore,
+			newIndex,
+			newSlog,
+			fx.Annotate(logevents.New, fx.As(new(ports.EventPublisher))),
+			newSources,
+			newIngest,
+			lookup.New,
+			func(l *lookup.Service) *compare.Service { return compare.New(l) },
+			search.New,
+			newAPI,
+			NewServer,
+		),
+		fx.Invoke(startIngest, func(*Server) {}),
+	}
+	return fx.Options(append(opts, extra...)...)
+}
+
+// NewLogger builds the process logger: JSON for machines, console for people.
+func NewLogger(cfg config.Config) (*zap.Logger, error) {
+	format := cfg.LogFormat
+	if format == "auto" {
+		format = "json"
+		if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			format = "console"
+		}
+	}
+	var zc zap.Config
+	if format == "console" {
+		zc = zap.NewDevelopmentConfig()
+		zc.Development = false
+		zc.EncoderConfig.EncodeLevel = zapcore.CapitalColorLevelEncoder
+	} else {
+		zc = zap.NewProductionConfig()
+		zc.Sampling = nil
+		zc.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
+	}
+	lvl, err := zapcore.ParseLevel(cfg.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	zc.Level = zap.NewAtomicLevelAt(lvl)
+	return zc.Build()
+}
+
+func newSlog(log *zap.Logger) *slog.Logger {
+	return slog.New(zapslog.NewHandler(log.Core(), zapslog.WithName("core")))
+}
+
+func newStore(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (ports.ResourceStore, *badgerstore.Store, error) {
+	dir := filepath.Join(cfg.DataDir, "badger")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("data directory %s: %w", cfg.DataDir, err)
+	}
+	st, err := badgerstore.Open(dir, log.Named("badger"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the store in %s: %w", dir, err)
+	}
+	lc.Append(fx.StopHook(st.Close))
+	return st, st, nil
+}
+
+func newIndex(lc fx.Lifecycle) (ports.TextIndex, error) {
+	ix, err := blugeindex.New()
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.StopHook(ix.Close))
+	return ix, nil
+}
+
+func newSources(cfg config.Config) ingest.Sources {
+	bc := boverket.Config{
+		BaseURL: cfg.UpstreamURL, Version: cfg.UpstreamVer, SubscriptionKey: cfg.UpstreamKey,
+		Timeout: cfg.IngestTimeout, ExcelURLSV: cfg.ExcelURLSV, ExcelURLEN: cfg.ExcelURLEN,
+	}
+	return ingest.Sources{
+		Upstream: map[core.CatalogID][]ports.CatalogSource{
+			core.National: {boverket.NewJSONSource(bc), boverket.NewExcelSource(bc)},
+		},
+		Fixture: map[core.CatalogID]ports.CatalogSource{core.National: demosnapshot.Source{}},
+	}
+}
+
+func newIngest(cfg config.Config, st ports.ResourceStore, ix ports.TextIndex, ev ports.EventPublisher, src ingest.Sources, log *slog.Logger) *ingest.Service {
+	return ingest.New(ingest.Config{
+		OriginBase:  cfg.OriginBase,
+		Interval:    cfg.IngestInterval,
+		BootIngest:  cfg.BootIngest,
+		BootTimeout: 3 * cfg.IngestTimeout, // JSON, then the workbooks, then the snapshot
+	}, st, ix, ev, src, log)
+}
+
+// startIngest fills the index from the store before the server listens
+// (milliseconds for thousands of resources), then starts the boot ingest and
+// the schedule in the background.
+func startIngest(lc fx.Lifecycle, svc *ingest.Service, log *zap.Logger) {
+	ctx, cancel := context.WithCancel(context.Background())
+	lc.Append(fx.Hook{
+		OnStart: func(start context.Context) error {
+			t := time.Now()
+			n, err := svc.Rebuild(start)
+			if err != nil {
+				return fmt.Errorf("rebuilding the search index: %w", err)
+			}
+			log.Info("search index rebuilt from the store", zap.Int("resources", n), zap.Duration("took", time.Since(t)))
+			svc.Start(ctx)
+			return nil
+		},
+		OnStop: func(context.Context) error {
+			cancel()
+			svc.Wait()
+			return nil
+		},
+	})
+}
+
+func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, in *ingest.Service) *httpapi.API {
+	return httpapi.New(httpapi.Deps{
+		Search: s, Resources: l, Compare: c, Ingest: in,
+		OpenAPI: web.OpenAPI(), SwaggerUI: web.SwaggerUI(),
+		AdminToken: cfg.AdminToken, Log: log.Named("http"),
+	})
+}
+
+// Server is the HTTP server; Addr is known once the app has started.
+type Server struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+// Addr is the address the server listens on (useful with port 0).
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// NewServer listens at start, so a busy port fails the boot at once, and
+// drains in-flight requests at stop.
+func NewServer(lc fx.Lifecycle, cfg config.Config, api *httpapi.API, log *zap.Logger) *Server {
+	s := &Server{srv: &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      120 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}}
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			ln, err := net.Listen("tcp", cfg.Addr)
+			if err != nil {
+				return fmt.Errorf("listening on %s: %w", cfg.Addr, err)
+			}
+			s.ln = ln
+			go func() {
+				if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					log.Error("http server stopped", zap.Error(err))
+				}
+			}()
+			log.Info("listening", zap.String("addr", ln.Addr().String()), zap.String("docs", "http://"+ln.Addr().String()+"/docs"))
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, cfg.ShutdownGrace)
+			defer cancel()
+			return s.srv.Shutdown(ctx)
+		},
+	})
+	return s
+}

@@ -1,0 +1,55 @@
+// Command climatesearch serves Sweden's national climate-declaration
+// database and the Danish building-regulation generic data: search, lookup,
+// comparison and ingestion over REST. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/climatesearch/climatesearch/cmd/climatesearch/app"
+	"github.com/climatesearch/climatesearch/config"
+)
+
+func main() {
+	cfg, err := config.Load(os.Args[1:], os.LookupEnv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "climatesearch: "+err.Error())
+		os.Exit(2)
+	}
+	log, err := app.NewLogger(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "climatesearch: "+err.Error())
+		os.Exit(2)
+	}
+	defer log.Sync() //nolint:errcheck // stderr sync fails on some terminals
+
+	a := fx.New(app.Options(cfg, log))
+	startCtx, cancel := context.WithTimeout(context.Background(), a.StartTimeout())
+	defer cancel()
+	if err := a.Start(startCtx); err != nil {
+		fmt.Fprintln(os.Stderr, "climatesearch: "+err.Error())
+		os.Exit(1)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	s := <-sig
+	log.Info("shutting down", zap.String("signal", s.String()))
+	stopCtx, cancel2 := context.WithTimeout(context.Background(), cfg.ShutdownGrace+a.StopTimeout())
+	defer cancel2()
+	if err := a.Stop(stopCtx); err != nil {
+		log.Error("shutdown", zap.Error(err))
+		os.Exit(1)
+	}
+}

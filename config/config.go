@@ -1,0 +1,182 @@
+// Package config reads the process configuration from flags and the
+// environment. Flags win over environment variables, which win over defaults.
+// Invalid configuration is reported as one error line and stops the process.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything the process can be told.
+type Config struct {
+	Addr           string
+	DataDir        string
+	UpstreamURL    string
+	UpstreamVer    string
+	UpstreamKey    string
+	ExcelURLSV     string
+	ExcelURLEN     string
+	OriginBase     string
+	IngestInterval time.Duration
+	IngestTimeout  time.Duration
+	BootIngest     bool
+	AdminToken     string
+	LogFormat      string
+	LogLevel       string
+	ShutdownGrace  time.Duration
+}
+
+// Defaults of the publisher's endpoints.
+const (
+	DefaultUpstreamURL = "https://api.boverket.se/klimatdatabas"
+	DefaultExcelURLSV  = "https://www.boverket.se/contentassets/4668ed4cc3da447385788ed30bff7d49/boverkets-klimatdatabas-version-02.07.000-sv-se.xlsx"
+	DefaultExcelURLEN  = "https://www.boverket.se/contentassets/4668ed4cc3da447385788ed30bff7d49/boverkets-climate-database-version-02.07.000-en-gb.xlsx"
+	DefaultOriginBase  = "https://klimatdatabasen.boverket.se"
+)
+
+// setting is one row of the configuration table: a flag, its variable, its
+// default and how to parse it. The README table is generated from the same list.
+type setting struct {
+	flag, env, def, help string
+	set                  func(c *Config, v string) error
+}
+
+func str(p func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *p(c) = v; return nil }
+}
+
+func dur(p func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a non-negative duration such as 168h or 30s, got %q", v)
+		}
+		*p(c) = d
+		return nil
+	}
+}
+
+func boolean(p func(*Config) *bool) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		*p(c) = b
+		return nil
+	}
+}
+
+var settings = []setting{
+	{"addr", "SERVICE_ADDR", "127.0.0.1:8080", "HTTP listen address (host:port)", str(func(c *Config) *string { return &c.Addr })},
+	{"data-dir", "SERVICE_DATA_DIR", "./data", "directory of the badger store", str(func(c *Config) *string { return &c.DataDir })},
+	{"upstream-url", "SERVICE_UPSTREAM_URL", DefaultUpstreamURL, "base URL of the publisher's JSON API", str(func(c *Config) *string { return &c.UpstreamURL })},
+	{"upstream-version", "SERVICE_UPSTREAM_VERSION", "latest", "release asked of the JSON API (`latest` or e.g. 02.07.000)", str(func(c *Config) *string { return &c.UpstreamVer })},
+	{"upstream-key", "SERVICE_UPSTREAM_KEY", "", "optional Ocp-Apim-Subscription-Key for the publisher's API", str(func(c *Config) *string { return &c.UpstreamKey })},
+	{"excel-url-sv", "SERVICE_EXCEL_URL_SV", DefaultExcelURLSV, "publisher's Swedish workbook (fallback when the JSON fails)", str(func(c *Config) *string { return &c.ExcelURLSV })},
+	{"excel-url-en", "SERVICE_EXCEL_URL_EN", DefaultExcelURLEN, "publisher's English workbook (fallback when the JSON fails)", str(func(c *Config) *string { return &c.ExcelURLEN })},
+	{"origin-base", "SERVICE_ORIGIN_BASE", DefaultOriginBase, "host of the official product sheets (`origin` links)", str(func(c *Config) *string { return &c.OriginBase })},
+	{"ingest-interval", "SERVICE_INGEST_INTERVAL", "168h", "period of the scheduled upstream ingest; 0 turns the schedule off", dur(func(c *Config) *time.Duration { return &c.IngestInterval })},
+	{"ingest-timeout", "SERVICE_INGEST_TIMEOUT", "60s", "bound on one upstream request (JSON or workbook)", dur(func(c *Config) *time.Duration { return &c.IngestTimeout })},
+	{"boot-ingest", "SERVICE_BOOT_INGEST", "true", "run an upstream ingest at boot", boolean(func(c *Config) *bool { return &c.BootIngest })},
+	{"admin-token", "SERVICE_ADMIN_TOKEN", "", "when set, /admin/* requires header X-Admin-Token with this value", str(func(c *Config) *string { return &c.AdminToken })},
+	{"log-format", "SERVICE_LOG_FORMAT", "auto", "json, console, or auto (console on a terminal, json otherwise)", str(func(c *Config) *string { return &c.LogFormat })},
+	{"log-level", "SERVICE_LOG_LEVEL", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
+	{"shutdown-grace", "SERVICE_SHUTDOWN_GRACE", "10s", "time in-flight requests get on SIGINT/SIGTERM", dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
+}
+
+// Load parses args (without the program name) over the environment given by
+// lookup (os.LookupEnv in production). help receives -h output.
+func Load(args []string, lookup func(string) (string, bool), help io.Writer) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("climatesearch", flag.ContinueOnError)
+	fs.SetOutput(help)
+	flagVals := map[string]*string{}
+	for _, s := range settings {
+		flagVals[s.flag] = fs.String(s.flag, "", fmt.Sprintf("%s (env %s, default %q)", s.help, s.env, s.def))
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	setFlags := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
+	for _, s := range settings {
+		v, src := s.def, "default"
+		if ev, ok := lookup(s.env); ok && ev != "" {
+			v, src = ev, s.env
+		}
+		if setFlags[s.flag] {
+			v, src = *flagVals[s.flag], "-"+s.flag
+		}
+		if err := s.set(&c, strings.TrimSpace(v)); err != nil {
+			return c, fmt.Errorf("invalid %s: %v", src, err)
+		}
+	}
+	return c, c.validate()
+}
+
+func (c Config) validate() error {
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return fmt.Errorf("invalid SERVICE_ADDR %q: want host:port such as 127.0.0.1:8080", c.Addr)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("invalid SERVICE_ADDR %q: port must be 0-65535", c.Addr)
+	}
+	_ = host
+	if c.DataDir == "" {
+		return errors.New("invalid SERVICE_DATA_DIR: must not be empty")
+	}
+	for _, u := range []struct{ name, v string }{
+		{"SERVICE_UPSTREAM_URL", c.UpstreamURL}, {"SERVICE_EXCEL_URL_SV", c.ExcelURLSV},
+		{"SERVICE_EXCEL_URL_EN", c.ExcelURLEN}, {"SERVICE_ORIGIN_BASE", c.OriginBase},
+	} {
+		p, err := url.Parse(u.v)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("invalid %s %q: want an absolute http(s) URL", u.name, u.v)
+		}
+	}
+	if c.UpstreamVer == "" || strings.ContainsAny(c.UpstreamVer, "/?#") {
+		return fmt.Errorf("invalid SERVICE_UPSTREAM_VERSION %q: want latest or a release such as 02.07.000", c.UpstreamVer)
+	}
+	if c.IngestInterval != 0 && c.IngestInterval < time.Minute {
+		return fmt.Errorf("invalid SERVICE_INGEST_INTERVAL %s: use 0 (off) or at least 1m, the publisher updates weekly at most", c.IngestInterval)
+	}
+	if c.IngestTimeout <= 0 {
+		return errors.New("invalid SERVICE_INGEST_TIMEOUT: must be positive")
+	}
+	switch c.LogFormat {
+	case "auto", "json", "console":
+	default:
+		return fmt.Errorf("invalid SERVICE_LOG_FORMAT %q: use json, console or auto", c.LogFormat)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("invalid SERVICE_LOG_LEVEL %q: use debug, info, warn or error", c.LogLevel)
+	}
+	return nil
+}
+
+// Row is one line of the configuration table.
+type Row struct{ Flag, Env, Default, Help string }
+
+// Table lists every setting, for the README and -h.
+func Table() []Row {
+	rows := make([]Row, len(settings))
+	for i, s := range settings {
+		rows[i] = Row{"-" + s.flag, s.env, s.def, s.help}
+	}
+	return rows
+}

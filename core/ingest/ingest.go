@@ -1,0 +1,351 @@
+// Package ingest loads releases into catalogs. Every ingest, whatever its
+// origin (the publisher's JSON, its workbooks, the demo snapshot, a file or a
+// JSON batch), goes through apply: normalise, hash, diff against the store,
+// write atomically, update the index, publish events.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+// Config tunes the ingest service.
+type Config struct {
+	// OriginBase is the host of the publisher's product sheets.
+	OriginBase string
+	// Interval between scheduled upstream ingests; 0 turns the schedule off.
+	Interval time.Duration
+	// BootIngest runs an upstream ingest when Start is called.
+	BootIngest bool
+	// BootTimeout bounds the whole boot ingest (all sources together).
+	BootTimeout time.Duration
+}
+
+// Sources are the places each catalog's data comes from.
+type Sources struct {
+	// Upstream lists, per catalog, the sources to try in order (JSON first,
+	// then the Excel fallback).
+	Upstream map[core.CatalogID][]ports.CatalogSource
+	// Fixture is loaded only when every upstream source failed and the
+	// catalog is empty.
+	Fixture map[core.CatalogID]ports.CatalogSource
+}
+
+// Service implements ports.Ingester and runs the schedule.
+type Service struct {
+	cfg     Config
+	store   ports.ResourceStore
+	index   ports.TextIndex
+	events  ports.EventPublisher
+	sources Sources
+	log     *slog.Logger
+	now     func() time.Time
+
+	// applyMu serialises writes per catalog: the diff reads the store, so
+	// two applies of one catalog must not interleave.
+	applyMu map[core.CatalogID]*sync.Mutex
+	// running marks an upstream ingest in flight per catalog, so they never overlap.
+	runMu   sync.Mutex
+	running map[core.CatalogID]bool
+
+	wg sync.WaitGroup
+}
+
+var _ ports.Ingester = (*Service)(nil)
+
+// New returns an ingest service.
+func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, events ports.EventPublisher, sources Sources, log *slog.Logger) *Service {
+	s := &Service{
+		cfg: cfg, store: store, index: index, events: events, sources: sources, log: log,
+		now:     time.Now,
+		applyMu: map[core.CatalogID]*sync.Mutex{},
+		running: map[core.CatalogID]bool{},
+	}
+	for _, c := range core.Catalogs {
+		s.applyMu[c] = &sync.Mutex{}
+	}
+	return s
+}
+
+// Rebuild loads every live resource from the store into the index; the
+// index is derived state, the store the truth.
+func (s *Service) Rebuild(ctx context.Context) (int, error) {
+	n := 0
+	for _, c := range core.Catalogs {
+		var batch []core.Resource
+		err := s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
+			if !sr.Resource.Withdrawn {
+				batch = append(batch, sr.Resource)
+			}
+			return nil
+		})
+		if err != nil {
+			return n, err
+		}
+		if err := s.index.Upsert(ctx, batch); err != nil {
+			return n, err
+		}
+		n += len(batch)
+	}
+	return n, nil
+}
+
+// RunUpstream fetches a catalog from its publisher, trying each source in
+// order. When all fail, an empty catalog gets the demo snapshot; a catalog
+// that holds data keeps it untouched.
+func (s *Service) RunUpstream(ctx context.Context, catalog core.CatalogID) (core.IngestResult, error) {
+	srcs := s.sources.Upstream[catalog]
+	if len(srcs) == 0 {
+		return core.IngestResult{}, core.Invalidf("catalog %s has no upstream source; load it with POST /admin/resources", catalog)
+	}
+	if !s.begin(catalog) {
+		return core.IngestResult{}, &core.Error{Kind: core.KindBusy, Msg: fmt.Sprintf("an ingest of %s is already running; retry when it has finished", catalog)}
+	}
+	defer s.end(catalog)
+
+	started := s.now()
+	var failures []string
+	for _, src := range srcs {
+		rel, err := src.Fetch(ctx)
+		if err == nil && len(rel.Resources) == 0 {
+			err = errors.New("no resources in the answer")
+		}
+		if err != nil {
+			failures = append(failures, src.Name()+": "+err.Error())
+			s.log.Warn("upstream source failed", "catalog", catalog, "source", src.Name(), "error", err)
+			continue
+		}
+		rel.Catalog = catalog
+		res, err := s.apply(ctx, rel, started)
+		if err != nil {
+			return res, err
+		}
+		res.Errors = failures
+		return res, nil
+	}
+
+	cause := strings.Join(failures, "; ")
+	s.publish(ctx, core.Event{Type: core.EventCatalogUnreachable, OccurredAt: s.now().UTC(), Catalog: catalog, Error: cause})
+	s.recordError(ctx, catalog, "publisher unreachable: "+cause)
+
+	if fix := s.sources.Fixture[catalog]; fix != nil {
+		res, loaded, err := s.loadFixture(ctx, catalog, fix, started)
+		if err != nil {
+			return res, err
+		}
+		if loaded {
+			res.Errors = failures
+			s.log.Warn("publisher unreachable on an empty store; loaded the demo snapshot", "catalog", catalog, "resources", res.Upserted)
+			return res, nil
+		}
+	}
+	return core.IngestResult{}, core.Unavailablef(errors.New(cause), "the publisher of %s is unreachable (%s); the stored data was kept", catalog, cause)
+}
+
+func (s *Service) begin(c core.CatalogID) bool {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if s.running[c] {
+		return false
+	}
+	s.running[c] = true
+	return true
+}
+
+func (s *Service) end(c core.CatalogID) {
+	s.runMu.Lock()
+	s.running[c] = false
+	s.runMu.Unlock()
+}
+
+// loadFixture applies the demo snapshot only if the catalog is still empty,
+// checked under the catalog's write lock so it can never overwrite data.
+func (s *Service) loadFixture(ctx context.Context, catalog core.CatalogID, fix ports.CatalogSource, started time.Time) (core.IngestResult, bool, error) {
+	rel, err := fix.Fetch(ctx)
+	if err != nil {
+		return core.IngestResult{}, false, fmt.Errorf("demo snapshot: %w", err)
+	}
+	rel.Catalog, rel.Origin, rel.Complete = catalog, core.OriginFixture, false
+	mu := s.applyMu[catalog]
+	mu.Lock()
+	defer mu.Unlock()
+	n, err := s.store.Count(ctx, catalog)
+	if err != nil {
+		return core.IngestResult{}, false, core.Unavailablef(err, "store unavailable")
+	}
+	if n > 0 {
+		return core.IngestResult{}, false, nil
+	}
+	res, err := s.applyLocked(ctx, rel, started)
+	return res, err == nil, err
+}
+
+// ApplyBatch validates a ResourceBatch and upserts it. Invalid input is
+// refused whole; nothing is stored.
+func (s *Service) ApplyBatch(ctx context.Context, b core.ResourceBatch) (core.IngestResult, error) {
+	rel, err := ReleaseFromBatch(b)
+	if err != nil {
+		return core.IngestResult{}, err
+	}
+	return s.apply(ctx, rel, s.now())
+}
+
+// Apply upserts a release from any origin (files use it too).
+func (s *Service) Apply(ctx context.Context, rel core.Release) (core.IngestResult, error) {
+	return s.apply(ctx, rel, s.now())
+}
+
+func (s *Service) apply(ctx context.Context, rel core.Release, started time.Time) (core.IngestResult, error) {
+	mu, ok := s.applyMu[rel.Catalog]
+	if !ok {
+		return core.IngestResult{}, core.Invalidf("unknown catalog %q", rel.Catalog)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return s.applyLocked(ctx, rel, started)
+}
+
+func (s *Service) applyLocked(ctx context.Context, rel core.Release, started time.Time) (core.IngestResult, error) {
+	cat := rel.Catalog
+	info := core.CatalogInfo(cat)
+	existing := map[string]ports.StoredResource{}
+	err := s.store.Scan(ctx, cat, func(sr ports.StoredResource) error {
+		existing[sr.Resource.ID] = sr
+		return nil
+	})
+	if err != nil {
+		return core.IngestResult{}, core.Unavailablef(err, "store unavailable")
+	}
+	meta, err := s.store.Meta(ctx, cat)
+	if err != nil {
+		return core.IngestResult{}, core.Unavailablef(err, "store unavailable")
+	}
+
+	res := core.IngestResult{Catalog: cat, Origin: rel.Origin, Version: rel.Version, Seen: len(rel.Resources) + rel.Rejected, Rejected: rel.Rejected, StartedAt: started.UTC()}
+	var puts []ports.StoredResource
+	var toIndex []core.Resource
+	var toRemove []core.Key
+	seen := make(map[string]bool, len(rel.Resources))
+	for _, r := range rel.Resources {
+		r = r.Clone()
+		r.Catalog, r.Source, r.Withdrawn = cat, info.Source, false
+		r.Name, r.Description = "", ""
+		r.Normalize()
+		if r.ID == "" || seen[r.ID] {
+			res.Rejected++ // sources drop these already; a duplicate keeps its first row
+			continue
+		}
+		seen[r.ID] = true
+		if r.Version == "" {
+			r.Version = rel.Version
+		}
+		old, had := existing[r.ID]
+		if r.CategoryCode == "" && had && old.Resource.Category == r.Category {
+			r.CategoryCode = old.Resource.CategoryCode // the workbooks carry no codes
+		}
+		r.Origin = s.originOf(&r)
+		hash := core.ContentHash(&r)
+		switch {
+		case !had || old.Hash != hash || old.Resource.Withdrawn:
+			res.Upserted++
+			res.Changed = append(res.Changed, r.Ref())
+			toIndex = append(toIndex, r)
+		default:
+			res.Unchanged++
+			if sameStored(old.Resource, r) {
+				continue // nothing to write
+			}
+		}
+		puts = append(puts, ports.StoredResource{Resource: r, Hash: hash})
+	}
+	if rel.Complete {
+		for id, old := range existing {
+			if seen[id] || old.Resource.Withdrawn {
+				continue
+			}
+			w := old
+			w.Resource.Withdrawn = true
+			puts = append(puts, w)
+			toRemove = append(toRemove, w.Resource.Key())
+			res.Withdrawn++
+		}
+	}
+	res.Skipped = res.Unchanged + res.Rejected
+	res.FinishedAt = s.now().UTC()
+
+	meta.Catalog = cat
+	if rel.Version != "" {
+		meta.Version = rel.Version
+	}
+	meta.LastResult = &res
+	meta.LastIngest = res.FinishedAt
+	meta.LastError = ""
+	if err := s.store.Apply(ctx, cat, ports.Changes{Put: puts, Meta: &meta}); err != nil {
+		return core.IngestResult{}, core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
+	}
+	// The index is derived from the store; a failure here is repaired by the
+	// next boot's rebuild, so it is logged rather than reported as lost data.
+	if err := s.index.Upsert(ctx, toIndex); err != nil {
+		s.log.Error("index upsert failed", "catalog", cat, "error", err)
+	}
+	if err := s.index.Remove(ctx, toRemove); err != nil {
+		s.log.Error("index remove failed", "catalog", cat, "error", err)
+	}
+	s.log.Info("ingest applied", "catalog", cat, "origin", res.Origin, "version", res.Version,
+		"seen", res.Seen, "upserted", res.Upserted, "unchanged", res.Unchanged, "rejected", res.Rejected, "withdrawn", res.Withdrawn)
+	if res.Upserted > 0 {
+		r := res
+		s.publish(ctx, core.Event{Type: core.EventCatalogChanged, OccurredAt: res.FinishedAt, Catalog: cat, Result: &r, Changed: res.Changed})
+	}
+	return res, nil
+}
+
+// sameStored tells whether writing r over old would change nothing at all,
+// including the fields the content hash leaves out.
+func sameStored(old, r core.Resource) bool {
+	return old.Version == r.Version && old.Origin == r.Origin && old.CategoryCode == r.CategoryCode &&
+		old.Source == r.Source && !old.Withdrawn
+}
+
+// originOf builds the product-sheet link of a national resource.
+func (s *Service) originOf(r *core.Resource) string {
+	if !core.CatalogInfo(r.Catalog).HasOrigin || r.CategoryCode == "" || s.cfg.OriginBase == "" {
+		return ""
+	}
+	return strings.TrimRight(s.cfg.OriginBase, "/") + "/detaljer/" + r.CategoryCode + "/" + r.ID
+}
+
+func (s *Service) publish(ctx context.Context, ev core.Event) {
+	if err := s.events.Publish(ctx, ev); err != nil {
+		s.log.Error("publishing event failed", "type", ev.Type, "catalog", ev.Catalog, "error", err)
+	}
+}
+
+func (s *Service) recordError(ctx context.Context, catalog core.CatalogID, msg string) {
+	err := s.updateMeta(ctx, catalog, func(m *core.CatalogMeta) { m.LastError = msg })
+	if err != nil {
+		s.log.Error("recording ingest error failed", "catalog", catalog, "error", err)
+	}
+}
+
+// updateMeta changes a catalog's metadata under its write lock.
+func (s *Service) updateMeta(ctx context.Context, catalog core.CatalogID, fn func(*core.CatalogMeta)) error {
+	mu := s.applyMu[catalog]
+	mu.Lock()
+	defer mu.Unlock()
+	m, err := s.store.Meta(ctx, catalog)
+	if err != nil {
+		return err
+	}
+	m.Catalog = catalog
+	fn(&m)
+	return s.store.PutMeta(ctx, m)
+}

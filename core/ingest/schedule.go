@@ -1,0 +1,103 @@
+package ingest
+
+import (
+	"context"
+	"time"
+
+	"github.com/climatesearch/climatesearch/core"
+)
+
+// Start runs the boot ingest and the schedule in the background; Stop ends them.
+// The HTTP server does not wait for either: it answers from what is stored.
+func (s *Service) Start(ctx context.Context) {
+	for cat := range s.sources.Upstream {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.runCatalog(ctx, cat)
+		}()
+	}
+}
+
+// Wait blocks until the background work has returned (after ctx is cancelled).
+func (s *Service) Wait() { s.wg.Wait() }
+
+func (s *Service) runCatalog(ctx context.Context, cat core.CatalogID) {
+	if s.cfg.BootIngest {
+		s.runOnce(ctx, cat, "boot", s.cfg.BootTimeout)
+	}
+	if s.cfg.Interval <= 0 {
+		return
+	}
+	for {
+		next, err := s.nextRun(ctx, cat)
+		if err != nil {
+			s.log.Error("reading the schedule failed; retrying in a minute", "catalog", cat, "error", err)
+			next = s.now().Add(time.Minute)
+		}
+		t := time.NewTimer(time.Until(next))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		s.runOnce(ctx, cat, "scheduled", 0)
+		if err := s.updateMeta(ctx, cat, func(m *core.CatalogMeta) { m.NextIngest = advance(m.NextIngest, s.now(), s.cfg.Interval) }); err != nil {
+			s.log.Error("persisting the schedule failed", "catalog", cat, "error", err)
+		}
+	}
+}
+
+// nextRun returns the persisted next run time, creating or repairing it. A
+// restart keeps the persisted phase; a schedule further away than one
+// interval (the interval was shortened) is pulled in.
+func (s *Service) nextRun(ctx context.Context, cat core.CatalogID) (time.Time, error) {
+	var next time.Time
+	err := s.updateMeta(ctx, cat, func(m *core.CatalogMeta) {
+		now := s.now()
+		switch {
+		case m.NextIngest.IsZero() || m.NextIngest.After(now.Add(s.cfg.Interval)):
+			m.NextIngest = now.Add(s.cfg.Interval).UTC()
+		case !m.NextIngest.After(now) && s.cfg.BootIngest:
+			// The boot ingest just served the run that was due.
+			m.NextIngest = advance(m.NextIngest, now, s.cfg.Interval)
+		}
+		next = m.NextIngest
+	})
+	return next, err
+}
+
+// advance moves a schedule forward by whole intervals until it is after now,
+// keeping its phase (the same weekday and hour).
+func advance(next, now time.Time, every time.Duration) time.Time {
+	if next.IsZero() {
+		return now.Add(every).UTC()
+	}
+	for !next.After(now) {
+		next = next.Add(every)
+	}
+	return next.UTC()
+}
+
+func (s *Service) runOnce(ctx context.Context, cat core.CatalogID, why string, timeout time.Duration) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	res, err := s.RunUpstream(ctx, cat)
+	if core.KindOf(err) == core.KindBusy {
+		s.log.Info("ingest skipped: another ingest of the catalog is running", "catalog", cat, "run", why)
+		return
+	}
+	if err != nil {
+		if ctx.Err() != nil && why != "boot" {
+			return // shutting down
+		}
+		s.log.Error("ingest failed", "catalog", cat, "run", why, "error", err)
+		s.publish(context.WithoutCancel(ctx), core.Event{Type: core.EventIngestFailed, OccurredAt: s.now().UTC(), Catalog: cat, Error: why + " ingest: " + err.Error()})
+		return
+	}
+	s.log.Info("ingest finished", "catalog", cat, "run", why, "origin", res.Origin, "upserted", res.Upserted)
+}
