@@ -1,0 +1,435 @@
+// Package badgerstore implements ports.ResourceStore on an on-disk Badger
+// database (github.com/dgraph-io/badger/v4).
+//
+// Key layout (all keys are plain bytes; catalog ids never contain '/'):
+//
+//	res/<catalog>/<id>  -> JSON {"resource": core.Resource, "hash": string}
+//	meta/<catalog>      -> JSON core.CatalogMeta
+//	kv/<key>            -> raw bytes, optionally with a TTL (PutTTL/GetKV)
+//
+// Scan walks the res/<catalog>/ prefix, so resources come in byte order of
+// their ids. Apply writes all its resources and the catalog meta in one
+// Badger transaction, and writes are synced to disk before Apply returns, so
+// after a crash or power loss every resource is either wholly old or wholly
+// new and the meta matches them.
+//
+// Transaction size: Badger caps one transaction at 15% of the memtable size
+// in bytes and at that budget divided by a skiplist node size in entries.
+// With the 16 MiB memtable used here that is 2,516,582 bytes and 26,214
+// entries. Records of 256 bytes or more live in the value log and cost only
+// their key plus ~24 bytes of the byte budget, so for real resources the
+// entry count binds: one Apply takes up to 26,211 resources plus the meta
+// (measured). Only records under 256 bytes, which are stored inline, can
+// lower that, to about 8,500 in the worst case. An Apply over the limit fails
+// with a KindInvalid error that wraps badger.ErrTxnTooBig, and writes nothing.
+package badgerstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"go.uber.org/zap"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+var _ ports.ResourceStore = (*Store)(nil)
+
+// ErrClosed is what every method called after Close fails with, wrapped in
+// a core.Error of KindUnavailable so drivers answer 503.
+var ErrClosed = errors.New("badgerstore: store is closed")
+
+const (
+	resPrefix  = "res/"
+	metaPrefix = "meta/"
+	kvPrefix   = "kv/"
+
+	// memTableSize bounds the memory of the write path (two memtables) and
+	// the transaction size (15% of it); see the package comment.
+	memTableSize = 16 << 20
+	// valueThreshold sends almost every resource record to the value log,
+	// so a transaction's byte budget is spent on keys, not on resource JSON.
+	valueThreshold = 256
+	// gcInterval is how often the value log is compacted; ingests rewrite
+	// changed resources, leaving their old values behind as garbage.
+	gcInterval = 10 * time.Minute
+)
+
+// Store is a ResourceStore on Badger. It is safe for concurrent use.
+type Store struct {
+	db  *badger.DB
+	log *zap.Logger
+
+	// The gate makes Close wait for running calls and makes later calls fail
+	// with ErrClosed: Badger panics when an iterator is created on a closed
+	// DB, and its own closed check races with Close.
+	mu       sync.Mutex
+	idle     *sync.Cond // broadcast when inflight drops to zero
+	inflight int
+	closed   bool
+
+	stopGC chan struct{}
+	gcDone chan struct{}
+}
+
+// Open opens (creating if needed) the store in dir.
+func Open(dir string, log *zap.Logger) (*Store, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	opts := badger.DefaultOptions(dir).
+		WithSyncWrites(true). // a committed Apply survives power loss
+		WithLogger(badgerLogger{log.Named("badger").Sugar()}).
+		WithMemTableSize(memTableSize).
+		WithNumMemtables(2).
+		WithValueThreshold(valueThreshold).
+		WithValueLogFileSize(16 << 20).
+		WithBlockCacheSize(8 << 20).
+		WithNumCompactors(2)
+	db, err := badger.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
+	}
+	s := &Store{db: db, log: log, stopGC: make(chan struct{}), gcDone: make(chan struct{})}
+	s.idle = sync.NewCond(&s.mu)
+	log.Debug("badger store open", zap.String("dir", dir),
+		zap.Int64("max_txn_entries", db.MaxBatchCount()), zap.Int64("max_txn_bytes", db.MaxBatchSize()))
+	go s.gcLoop()
+	return s, nil
+}
+
+// Close waits for running calls, then closes the database. Calls made after
+// Close fail with ErrClosed; a second Close is a no-op.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for s.inflight > 0 {
+		s.idle.Wait()
+	}
+	s.mu.Unlock()
+	close(s.stopGC)
+	<-s.gcDone
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("badgerstore: close: %w", err)
+	}
+	return nil
+}
+
+// enter admits a call unless ctx is done or the store is closed; every
+// successful enter must be paired with leave.
+func (s *Store) enter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return core.Unavailablef(ErrClosed, "store: closed")
+	}
+	s.inflight++
+	return nil
+}
+
+func (s *Store) leave() {
+	s.mu.Lock()
+	s.inflight--
+	if s.inflight == 0 {
+		s.idle.Broadcast()
+	}
+	s.mu.Unlock()
+}
+
+func (s *Store) gcLoop() {
+	defer close(s.gcDone)
+	t := time.NewTicker(gcInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopGC:
+			return
+		case <-t.C:
+		}
+		// Each successful run rewrites one file; repeat until nothing is left
+		// to reclaim (ErrNoRewrite) or the store is closing.
+		for {
+			err := s.db.RunValueLogGC(0.5)
+			if err != nil {
+				if !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected) {
+					s.log.Warn("badger value log gc", zap.Error(err))
+				}
+				break
+			}
+			select {
+			case <-s.stopGC:
+				return
+			default:
+			}
+		}
+	}
+}
+
+// record is the stored form of a resource.
+type record struct {
+	Resource core.Resource `json:"resource"`
+	Hash     string        `json:"hash"`
+}
+
+func resKey(c core.CatalogID, id string) []byte { return []byte(resPrefix + string(c) + "/" + id) }
+func resCatalogPrefix(c core.CatalogID) []byte  { return []byte(resPrefix + string(c) + "/") }
+func metaKey(c core.CatalogID) []byte           { return []byte(metaPrefix + string(c)) }
+
+func storeErr(op string, err error) error {
+	return core.Unavailablef(err, "store: %s: %v", op, err)
+}
+
+func decode(item *badger.Item) (ports.StoredResource, error) {
+	var rec record
+	err := item.Value(func(v []byte) error { return json.Unmarshal(v, &rec) })
+	if err != nil {
+		return ports.StoredResource{}, fmt.Errorf("badgerstore: decode %q: %w", item.Key(), err)
+	}
+	return ports.StoredResource{Resource: rec.Resource, Hash: rec.Hash}, nil
+}
+
+// get reads one resource inside txn; found is false when the key is absent.
+func get(txn *badger.Txn, key core.Key) (ports.StoredResource, bool, error) {
+	item, err := txn.Get(resKey(key.Catalog, key.ID))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return ports.StoredResource{}, false, nil
+	}
+	if err != nil {
+		return ports.StoredResource{}, false, storeErr("get "+key.String(), err)
+	}
+	r, err := decode(item)
+	return r, err == nil, err
+}
+
+// Get returns one resource.
+func (s *Store) Get(ctx context.Context, key core.Key) (res ports.StoredResource, found bool, err error) {
+	if err := s.enter(ctx); err != nil {
+		return res, false, err
+	}
+	defer s.leave()
+	err = s.db.View(func(txn *badger.Txn) error {
+		res, found, err = get(txn, key)
+		return err
+	})
+	return res, found, err
+}
+
+// GetMany returns the existing resources of keys, in the order of keys, read
+// from one snapshot.
+func (s *Store) GetMany(ctx context.Context, keys []core.Key) ([]ports.StoredResource, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	out := make([]ports.StoredResource, 0, len(keys))
+	err := s.db.View(func(txn *badger.Txn) error {
+		for _, k := range keys {
+			r, found, err := get(txn, k)
+			if err != nil {
+				return err
+			}
+			if found {
+				out = append(out, r)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// FindByID returns the resources with id, in the order of core.Catalogs.
+func (s *Store) FindByID(ctx context.Context, id string) ([]ports.StoredResource, error) {
+	keys := make([]core.Key, 0, len(core.Catalogs))
+	for _, c := range core.Catalogs {
+		keys = append(keys, core.Key{Catalog: c, ID: id})
+	}
+	return s.GetMany(ctx, keys)
+}
+
+// Scan calls fn for every resource of the catalog in id (byte) order, from
+// one snapshot. An error from fn stops the scan and is returned as is. fn
+// may call the store but not Close, which would wait for the scan itself.
+func (s *Store) Scan(ctx context.Context, catalog core.CatalogID, fn func(ports.StoredResource) error) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	return s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = resCatalogPrefix(catalog)
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r, err := decode(it.Item())
+			if err != nil {
+				return err
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Count returns how many resources the catalog holds, iterating keys only.
+func (s *Store) Count(ctx context.Context, catalog core.CatalogID) (int, error) {
+	if err := s.enter(ctx); err != nil {
+		return 0, err
+	}
+	defer s.leave()
+	n := 0
+	err := s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = resCatalogPrefix(catalog)
+		opts.PrefetchValues = false
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Apply writes every Put and the Meta in one transaction: all or nothing.
+// Resources must belong to catalog, which must be canonical, so that
+// FindByID (which looks in core.Catalogs) sees everything Apply writes.
+func (s *Store) Apply(ctx context.Context, catalog core.CatalogID, ch ports.Changes) error {
+	if !canonical(catalog) {
+		return core.Invalidf("store: apply: unknown catalog %q", catalog)
+	}
+	for i := range ch.Put {
+		r := &ch.Put[i].Resource
+		if r.Catalog != catalog {
+			return core.Invalidf("store: apply to %s: resource %q belongs to catalog %q", catalog, r.ID, r.Catalog)
+		}
+		if r.ID == "" {
+			return core.Invalidf("store: apply to %s: resource without id", catalog)
+		}
+	}
+	if ch.Meta != nil && ch.Meta.Catalog != catalog {
+		return core.Invalidf("store: apply to %s: meta is for catalog %q", catalog, ch.Meta.Catalog)
+	}
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	err := s.db.Update(func(txn *badger.Txn) error {
+		for _, p := range ch.Put {
+			v, err := json.Marshal(record{Resource: p.Resource, Hash: p.Hash})
+			if err != nil {
+				return fmt.Errorf("badgerstore: encode %s: %w", p.Resource.Ref(), err)
+			}
+			if err := txn.Set(resKey(catalog, p.Resource.ID), v); err != nil {
+				return err
+			}
+		}
+		if ch.Meta != nil {
+			v, err := json.Marshal(ch.Meta)
+			if err != nil {
+				return fmt.Errorf("badgerstore: encode meta %s: %w", catalog, err)
+			}
+			return txn.Set(metaKey(catalog), v)
+		}
+		return nil
+	})
+	return s.writeErr(fmt.Sprintf("apply %d resources to %s", len(ch.Put), catalog), err)
+}
+
+// writeErr classifies a failed write: a too-big transaction is the caller's
+// to split or shrink, anything else is the store failing.
+func (s *Store) writeErr(op string, err error) error {
+	var ce *core.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, badger.ErrTxnTooBig):
+		return &core.Error{Kind: core.KindInvalid, Err: err, Msg: fmt.Sprintf(
+			"store: %s: too big for one transaction (limit %d entries, %d bytes of keys and small values)",
+			op, s.db.MaxBatchCount(), s.db.MaxBatchSize())}
+	case errors.As(err, &ce):
+		return err
+	}
+	return storeErr(op, err)
+}
+
+func canonical(c core.CatalogID) bool {
+	for _, k := range core.Catalogs {
+		if c == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Meta returns the catalog's metadata, or a zero meta with Catalog set.
+func (s *Store) Meta(ctx context.Context, catalog core.CatalogID) (core.CatalogMeta, error) {
+	meta := core.CatalogMeta{Catalog: catalog}
+	if err := s.enter(ctx); err != nil {
+		return meta, err
+	}
+	defer s.leave()
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(metaKey(catalog))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return storeErr("meta "+string(catalog), err)
+		}
+		return item.Value(func(v []byte) error {
+			if err := json.Unmarshal(v, &meta); err != nil {
+				return fmt.Errorf("badgerstore: decode meta %s: %w", catalog, err)
+			}
+			return nil
+		})
+	})
+	meta.Catalog = catalog
+	return meta, err
+}
+
+// PutMeta stores the catalog's metadata.
+func (s *Store) PutMeta(ctx context.Context, meta core.CatalogMeta) error {
+	if meta.Catalog == "" {
+		return core.Invalidf("store: meta without catalog")
+	}
+	return s.Apply(ctx, meta.Catalog, ports.Changes{Meta: &meta})
+}
+
+// Ping reads every catalog's meta key, so it fails when the store is closed
+// or cannot be read.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	return s.db.View(func(txn *badger.Txn) error {
+		for _, c := range core.Catalogs {
+			if _, err := txn.Get(metaKey(c)); err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
+				return storeErr("ping", err)
+			}
+		}
+		return nil
+	})
+}
