@@ -119,7 +119,11 @@ func (s *Service) RunUpstream(ctx context.Context, catalog core.CatalogID) (core
 			err = errors.New("no resources in the answer")
 		}
 		if err != nil {
-			failures = append(failures, src.Name()+": "+err.Error())
+			msg := err.Error()
+			if !strings.HasPrefix(msg, src.Name()) {
+				msg = src.Name() + ": " + msg
+			}
+			failures = append(failures, msg)
 			s.log.Warn("upstream source failed", "catalog", catalog, "source", src.Name(), "error", err)
 			continue
 		}
