@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrorKind classifies failures so driver adapters can answer with the right
@@ -29,8 +30,11 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Err != nil && e.Msg == "" {
+	switch {
+	case e.Err != nil && e.Msg == "":
 		return e.Err.Error()
+	case e.Err != nil && e.Kind == KindUnavailable && !strings.Contains(e.Msg, e.Err.Error()):
+		return e.Msg + ": " + e.Err.Error()
 	}
 	return e.Msg
 }

@@ -59,13 +59,13 @@ func TestOpenAPIOperations(t *testing.T) {
 		{"/healthz", "GET", []string{"200", "503"}, false},
 		{"/openapi.yaml", "GET", []string{"200"}, false},
 		{"/docs", "GET", []string{"200"}, false},
-		{"/api/search", "GET", []string{"200", "400"}, false},
-		{"/api/resources", "GET", []string{"200", "400"}, false},
-		{"/api/resources/{id}", "GET", []string{"200", "400", "404", "409"}, false},
-		{"/api/resources/{id}/origin", "GET", []string{"302", "400", "404", "409"}, false},
-		{"/api/resources/compare", "GET", []string{"200", "400", "404", "409"}, false},
+		{"/api/search", "GET", []string{"200", "400", "503"}, false},
+		{"/api/resources", "GET", []string{"200", "400", "503"}, false},
+		{"/api/resources/{id}", "GET", []string{"200", "400", "404", "409", "503"}, false},
+		{"/api/resources/{id}/origin", "GET", []string{"302", "400", "404", "409", "503"}, false},
+		{"/api/resources/compare", "GET", []string{"200", "400", "404", "409", "503"}, false},
 		{"/admin/ingest/run", "POST", []string{"200", "400", "401", "409", "502"}, true},
-		{"/admin/resources", "POST", []string{"200", "400", "401", "413", "415"}, true},
+		{"/admin/resources", "POST", []string{"200", "400", "401", "413", "415", "503"}, true},
 	}
 	documented := map[string]bool{}
 	for _, tc := range tests {

@@ -68,6 +68,8 @@ type env struct {
 	app      *fx.App
 	router   routers.Router
 	Log      *zap.Logger
+	// Extra fx options for the next start (e.g. fx.Populate of a part).
+	Extra []fx.Option
 }
 
 var (
@@ -90,7 +92,7 @@ func realExports(t *testing.T) {
 
 // newEnv starts a publisher stand-in serving the real exports and the app.
 // settings override the environment (SERVICE_*).
-func newEnv(t *testing.T, settings map[string]string) *env {
+func newEnv(t *testing.T, settings map[string]string, extra ...fx.Option) *env {
 	t.Helper()
 	realExports(t)
 	up := boverkettest.NewServer(t)
@@ -98,7 +100,7 @@ func newEnv(t *testing.T, settings map[string]string) *env {
 	up.SetJSON("en", en0207)
 	up.SetExcel("sv", wbSV)
 	up.SetExcel("en", wbEN)
-	e := &env{t: t, Up: up, DataDir: t.TempDir(), settings: map[string]string{
+	e := &env{t: t, Up: up, Extra: extra, DataDir: t.TempDir(), settings: map[string]string{
 		"SERVICE_ADDR":            "127.0.0.1:0",
 		"SERVICE_UPSTREAM_URL":    up.URL,
 		"SERVICE_EXCEL_URL_SV":    up.ExcelURL("sv"),
@@ -156,10 +158,11 @@ func (e *env) start() {
 	e.Log = zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
 	e.Events = &recorder{}
 	var srv *app.Server
-	e.app = fx.New(app.Options(cfg, e.Log,
+	opts := append([]fx.Option{
 		fx.Decorate(func(p ports.EventPublisher) ports.EventPublisher { e.Events.next = p; return e.Events }),
 		fx.Populate(&srv),
-	))
+	}, e.Extra...)
+	e.app = fx.New(app.Options(cfg, e.Log, opts...))
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if err := e.app.Start(ctx); err != nil {

@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"go.uber.org/fx"
+
+	"github.com/climatesearch/climatesearch/adapters/badgerstore"
 	"net/http"
 	"strings"
 	"testing"
@@ -125,7 +128,7 @@ func TestReadAPIOverTheRealCatalog(t *testing.T) {
 		if h.MatchSource != core.MatchFTS || h.Details != "/api/resources/national:6000000000" || h.Origin == "" || h.Score <= 0 || h.A1A3 == nil {
 			t.Fatalf("hit: %+v", h)
 		}
-		e.get("/api/search?q=" + q("particle board") + "&lang=en&databases=national").json(t, &s)
+		e.get("/api/search?q="+q("particle board")+"&lang=en&databases=national").json(t, &s)
 		if len(s.Results) == 0 || s.Results[0].ID != "6000000000" || s.Results[0].Name != "Particle board" || s.Results[0].Lang != core.English {
 			t.Fatalf("english search: %+v", s.Results)
 		}
@@ -201,4 +204,25 @@ func TestReadAPIOverTheRealCatalog(t *testing.T) {
 func round(v float64) float64 {
 	// Same 12-significant-digit rounding the service applies.
 	return float64(int64(v*1e9+0.5)) / 1e9
+}
+
+func TestHealthReportsAnUnreadableStore(t *testing.T) {
+	var st *badgerstore.Store
+	e := newEnv(t, nil, fx.Populate(&st))
+	if r := e.get("/healthz"); r.Status != 200 {
+		t.Fatalf("%d", r.Status)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := e.get("/healthz")
+	var h core.Health
+	r.json(t, &h)
+	if r.Status != http.StatusServiceUnavailable || h.Status != "unhealthy" || h.Error == "" {
+		t.Fatalf("closed store: %d %s", r.Status, r.Body)
+	}
+	// Reads fail cleanly too, with an Error body rather than a crash.
+	if r := e.get("/api/resources/6000000000"); r.Status != http.StatusServiceUnavailable || r.errMsg(t) == "" {
+		t.Fatalf("read on a closed store: %d %s", r.Status, r.Body)
+	}
 }
