@@ -98,12 +98,17 @@ var settings = []setting{
 func Load(args []string, lookup func(string) (string, bool), help io.Writer) (Config, error) {
 	var c Config
 	fs := flag.NewFlagSet("climatesearch", flag.ContinueOnError)
-	fs.SetOutput(help)
+	fs.SetOutput(io.Discard) // errors are returned as one line; only -h prints usage
 	flagVals := map[string]*string{}
 	for _, s := range settings {
 		flagVals[s.flag] = fs.String(s.flag, "", fmt.Sprintf("%s (env %s, default %q)", s.help, s.env, s.def))
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(help)
+			fmt.Fprintln(help, "Usage of climatesearch (flags win over environment variables):")
+			fs.PrintDefaults()
+		}
 		return c, err
 	}
 	if fs.NArg() > 0 {

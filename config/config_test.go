@@ -1,0 +1,76 @@
+package config
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := Load(nil, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:8080" || c.DataDir != "./data" || c.UpstreamURL != DefaultUpstreamURL || c.OriginBase != DefaultOriginBase ||
+		c.IngestInterval != 168*time.Hour || !c.BootIngest || c.AdminToken != "" || c.UpstreamVer != "latest" {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestFlagsWinOverEnvironment(t *testing.T) {
+	c, err := Load([]string{"-addr", "127.0.0.1:9999", "-ingest-interval=0"}, env(map[string]string{
+		"SERVICE_ADDR": "0.0.0.0:1", "SERVICE_INGEST_INTERVAL": "24h", "SERVICE_ADMIN_TOKEN": "t",
+	}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:9999" || c.IngestInterval != 0 || c.AdminToken != "t" {
+		t.Fatalf("%+v", c)
+	}
+}
+
+func TestInvalidConfigurationIsOneClearLine(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		"addr":     {nil, map[string]string{"SERVICE_ADDR": "localhost"}, "SERVICE_ADDR"},
+		"port":     {nil, map[string]string{"SERVICE_ADDR": "127.0.0.1:99999"}, "port"},
+		"interval": {nil, map[string]string{"SERVICE_INGEST_INTERVAL": "weekly"}, "SERVICE_INGEST_INTERVAL"},
+		"negative": {[]string{"-ingest-interval=-1h"}, nil, "-ingest-interval"},
+		"tiny":     {nil, map[string]string{"SERVICE_INGEST_INTERVAL": "5s"}, "at least 1m"},
+		"url":      {nil, map[string]string{"SERVICE_UPSTREAM_URL": "ftp://x"}, "SERVICE_UPSTREAM_URL"},
+		"origin":   {nil, map[string]string{"SERVICE_ORIGIN_BASE": "klimatdatabasen"}, "SERVICE_ORIGIN_BASE"},
+		"log":      {nil, map[string]string{"SERVICE_LOG_FORMAT": "xml"}, "SERVICE_LOG_FORMAT"},
+		"bool":     {nil, map[string]string{"SERVICE_BOOT_INGEST": "sometimes"}, "SERVICE_BOOT_INGEST"},
+		"flag":     {[]string{"-colour"}, nil, "colour"},
+		"arg":      {[]string{"serve"}, nil, "unexpected argument"},
+	}
+	for name, tc := range cases {
+		_, err := Load(tc.args, env(tc.env), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v (want one line containing %q)", name, err, tc.want)
+		}
+	}
+}
+
+// TestREADMEListsEverySetting keeps the configuration table true.
+func TestREADMEListsEverySetting(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Table() {
+		row := "| `" + r.Env + "` | `" + r.Flag + "` |"
+		if !strings.Contains(string(b), row) {
+			t.Errorf("README configuration table lacks %s (%s)", r.Env, r.Flag)
+		}
+	}
+}
