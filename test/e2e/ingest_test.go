@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
 	"github.com/climatesearch/climatesearch/core"
@@ -323,4 +324,37 @@ func TestResourceBatch(t *testing.T) {
 		t.Fatalf("catalog required: %d", r.Status)
 	}
 	_ = json.Valid
+}
+
+func TestIngestsOfOneCatalogNeverOverlap(t *testing.T) {
+	e := newEnv(t, map[string]string{"SERVICE_INGEST_TIMEOUT": "3s"})
+	e.Up.Hang(true)
+	first := make(chan response, 1)
+	go func() {
+		r := e.do(http.MethodPost, "/admin/ingest/run?catalog=national", nil, nil)
+		first <- r
+	}()
+	// Wait until the first ingest is talking to the publisher.
+	deadline := time.Now().Add(5 * time.Second)
+	for e.Up.Requests(boverkettest.JSONPathPrefix) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the first ingest never reached the publisher")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r := e.do(http.MethodPost, "/admin/ingest/run?catalog=national", nil, nil)
+	if r.Status != http.StatusConflict || !contains(r.errMsg(t), "already running") {
+		t.Fatalf("second ingest while the first runs: %d %s", r.Status, r.Body)
+	}
+	// Batches wait for the catalog's write lock instead; reads are never blocked.
+	if r := e.get("/healthz"); r.Status != 200 {
+		t.Fatalf("health during an ingest: %d", r.Status)
+	}
+	e.Up.Hang(false)
+	if got := <-first; got.Status != http.StatusOK && got.Status != http.StatusBadGateway {
+		t.Fatalf("first ingest: %d %s", got.Status, got.Body)
+	}
+	if r := e.do(http.MethodPost, "/admin/ingest/run?catalog=national", nil, nil); r.Status != 200 {
+		t.Fatalf("after the first finished: %d %s", r.Status, r.Body)
+	}
 }
