@@ -105,7 +105,10 @@ func uniq(a, b core.CatalogID) []core.CatalogID {
 func finish(c core.Comparison, unit string, va, vb float64) core.Comparison {
 	c.Unit = unit
 	c.ValueA, c.ValueB = round(va), round(vb)
-	c.DeltaA1A3 = round(va - vb)
+	// The delta is taken from the rounded values: rounding va - vb to 12
+	// significant digits of itself keeps a multiplication's artefact
+	// (253.79999999999998 - 253.8 = -2.8e-14) as if it were a difference.
+	c.DeltaA1A3 = round(c.ValueA - c.ValueB)
 	switch {
 	case c.ValueA < c.ValueB:
 		c.LowerImpactID = c.A.ID
