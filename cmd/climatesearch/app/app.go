@@ -41,7 +41,9 @@ import (
 func Options(cfg config.Config, log *zap.Logger, extra ...fx.Option) fx.Option {
 	opts := []fx.Option{
 		fx.Supply(cfg, log),
-		fx.WithLogger(func() fxevent.Logger { return &fxevent.ZapLogger{Logger: log.Named("fx").WithOptions(zap.IncreaseLevel(zapcore.WarnLevel))} }),
+		fx.WithLogger(func() fxevent.Logger {
+			return &fxevent.ZapLogger{Logger: log.Named("fx").WithOptions(zap.IncreaseLevel(zapcore.WarnLevel))}
+		}),
 		fx.Provide(
 			newStore,
 			newIndex,
