@@ -32,6 +32,18 @@ type Config struct {
 	LogFormat      string
 	LogLevel       string
 	ShutdownGrace  time.Duration
+
+	// from records where each setting came from (env name -> "-flag" or
+	// the env name), so errors name what the user actually set.
+	from map[string]string
+}
+
+// name is how an error should call a setting: the flag when a flag set it.
+func (c Config) name(env string) string {
+	if f, ok := c.from[env]; ok {
+		return f
+	}
+	return env
 }
 
 // Defaults of the publisher's endpoints.
@@ -79,11 +91,11 @@ var settings = []setting{
 	{"addr", "SERVICE_ADDR", "127.0.0.1:8080", "HTTP listen address (host:port)", str(func(c *Config) *string { return &c.Addr })},
 	{"data-dir", "SERVICE_DATA_DIR", "./data", "directory of the badger store", str(func(c *Config) *string { return &c.DataDir })},
 	{"upstream-url", "SERVICE_UPSTREAM_URL", DefaultUpstreamURL, "base URL of the publisher's JSON API", str(func(c *Config) *string { return &c.UpstreamURL })},
-	{"upstream-version", "SERVICE_UPSTREAM_VERSION", "latest", "release asked of the JSON API (`latest` or e.g. 02.07.000)", str(func(c *Config) *string { return &c.UpstreamVer })},
+	{"upstream-version", "SERVICE_UPSTREAM_VERSION", "latest", "release asked of the JSON API (latest or e.g. 02.07.000)", str(func(c *Config) *string { return &c.UpstreamVer })},
 	{"upstream-key", "SERVICE_UPSTREAM_KEY", "", "optional Ocp-Apim-Subscription-Key for the publisher's API", str(func(c *Config) *string { return &c.UpstreamKey })},
 	{"excel-url-sv", "SERVICE_EXCEL_URL_SV", DefaultExcelURLSV, "publisher's Swedish workbook (fallback when the JSON fails)", str(func(c *Config) *string { return &c.ExcelURLSV })},
 	{"excel-url-en", "SERVICE_EXCEL_URL_EN", DefaultExcelURLEN, "publisher's English workbook (fallback when the JSON fails)", str(func(c *Config) *string { return &c.ExcelURLEN })},
-	{"origin-base", "SERVICE_ORIGIN_BASE", DefaultOriginBase, "host of the official product sheets (`origin` links)", str(func(c *Config) *string { return &c.OriginBase })},
+	{"origin-base", "SERVICE_ORIGIN_BASE", DefaultOriginBase, "host of the official product sheets (origin links)", str(func(c *Config) *string { return &c.OriginBase })},
 	{"ingest-interval", "SERVICE_INGEST_INTERVAL", "168h", "period of the scheduled upstream ingest; 0 turns the schedule off", dur(func(c *Config) *time.Duration { return &c.IngestInterval })},
 	{"ingest-timeout", "SERVICE_INGEST_TIMEOUT", "60s", "bound on one upstream request (JSON or workbook)", dur(func(c *Config) *time.Duration { return &c.IngestTimeout })},
 	{"boot-ingest", "SERVICE_BOOT_INGEST", "true", "run an upstream ingest at boot", boolean(func(c *Config) *bool { return &c.BootIngest })},
@@ -114,6 +126,7 @@ func Load(args []string, lookup func(string) (string, bool), help io.Writer) (Co
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	c.from = map[string]string{}
 	setFlags := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
 	for _, s := range settings {
@@ -123,6 +136,10 @@ func Load(args []string, lookup func(string) (string, bool), help io.Writer) (Co
 		}
 		if setFlags[s.flag] {
 			v, src = *flagVals[s.flag], "-"+s.flag
+		}
+		c.from[s.env] = src
+		if src == "default" {
+			c.from[s.env] = s.env
 		}
 		if err := s.set(&c, strings.TrimSpace(v)); err != nil {
 			return c, fmt.Errorf("invalid %s: %v", src, err)
@@ -134,14 +151,14 @@ func Load(args []string, lookup func(string) (string, bool), help io.Writer) (Co
 func (c Config) validate() error {
 	host, port, err := net.SplitHostPort(c.Addr)
 	if err != nil {
-		return fmt.Errorf("invalid SERVICE_ADDR %q: want host:port such as 127.0.0.1:8080", c.Addr)
+		return fmt.Errorf("invalid %s %q: want host:port such as 127.0.0.1:8080", c.name("SERVICE_ADDR"), c.Addr)
 	}
 	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
-		return fmt.Errorf("invalid SERVICE_ADDR %q: port must be 0-65535", c.Addr)
+		return fmt.Errorf("invalid %s %q: port must be 0-65535", c.name("SERVICE_ADDR"), c.Addr)
 	}
 	_ = host
 	if c.DataDir == "" {
-		return errors.New("invalid SERVICE_DATA_DIR: must not be empty")
+		return fmt.Errorf("invalid %s: must not be empty", c.name("SERVICE_DATA_DIR"))
 	}
 	for _, u := range []struct{ name, v string }{
 		{"SERVICE_UPSTREAM_URL", c.UpstreamURL}, {"SERVICE_EXCEL_URL_SV", c.ExcelURLSV},
@@ -149,27 +166,27 @@ func (c Config) validate() error {
 	} {
 		p, err := url.Parse(u.v)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return fmt.Errorf("invalid %s %q: want an absolute http(s) URL", u.name, u.v)
+			return fmt.Errorf("invalid %s %q: want an absolute http(s) URL", c.name(u.name), u.v)
 		}
 	}
 	if c.UpstreamVer == "" || strings.ContainsAny(c.UpstreamVer, "/?#") {
-		return fmt.Errorf("invalid SERVICE_UPSTREAM_VERSION %q: want latest or a release such as 02.07.000", c.UpstreamVer)
+		return fmt.Errorf("invalid %s %q: want latest or a release such as 02.07.000", c.name("SERVICE_UPSTREAM_VERSION"), c.UpstreamVer)
 	}
 	if c.IngestInterval != 0 && c.IngestInterval < time.Minute {
-		return fmt.Errorf("invalid SERVICE_INGEST_INTERVAL %s: use 0 (off) or at least 1m, the publisher updates weekly at most", c.IngestInterval)
+		return fmt.Errorf("invalid %s %s: use 0 (off) or at least 1m, the publisher updates weekly at most", c.name("SERVICE_INGEST_INTERVAL"), c.IngestInterval)
 	}
 	if c.IngestTimeout <= 0 {
-		return errors.New("invalid SERVICE_INGEST_TIMEOUT: must be positive")
+		return fmt.Errorf("invalid %s: must be positive", c.name("SERVICE_INGEST_TIMEOUT"))
 	}
 	switch c.LogFormat {
 	case "auto", "json", "console":
 	default:
-		return fmt.Errorf("invalid SERVICE_LOG_FORMAT %q: use json, console or auto", c.LogFormat)
+		return fmt.Errorf("invalid %s %q: use json, console or auto", c.name("SERVICE_LOG_FORMAT"), c.LogFormat)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
-		return fmt.Errorf("invalid SERVICE_LOG_LEVEL %q: use debug, info, warn or error", c.LogLevel)
+		return fmt.Errorf("invalid %s %q: use debug, info, warn or error", c.name("SERVICE_LOG_LEVEL"), c.LogLevel)
 	}
 	return nil
 }

@@ -118,6 +118,10 @@ func (s *Service) RunUpstream(ctx context.Context, catalog core.CatalogID) (core
 		if err == nil && len(rel.Resources) == 0 {
 			err = errors.New("no resources in the answer")
 		}
+		if err != nil && ctx.Err() != nil {
+			// Shutting down (or the caller gave up): not an outage of the publisher.
+			return core.IngestResult{}, fmt.Errorf("ingest of %s interrupted: %w", catalog, ctx.Err())
+		}
 		if err != nil {
 			msg := err.Error()
 			if !strings.HasPrefix(msg, src.Name()) {

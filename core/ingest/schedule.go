@@ -31,6 +31,9 @@ func (s *Service) runCatalog(ctx context.Context, cat core.CatalogID) {
 	}
 	for {
 		next, err := s.nextRun(ctx, cat)
+		if ctx.Err() != nil {
+			return
+		}
 		if err != nil {
 			s.log.Error("reading the schedule failed; retrying in a minute", "catalog", cat, "error", err)
 			next = s.now().Add(time.Minute)
@@ -80,21 +83,22 @@ func advance(next, now time.Time, every time.Duration) time.Time {
 	return next.UTC()
 }
 
-func (s *Service) runOnce(ctx context.Context, cat core.CatalogID, why string, timeout time.Duration) {
+func (s *Service) runOnce(parent context.Context, cat core.CatalogID, why string, timeout time.Duration) {
+	ctx := parent
 	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
+		ctx, cancel = context.WithTimeout(parent, timeout)
 		defer cancel()
 	}
 	res, err := s.RunUpstream(ctx, cat)
+	if parent.Err() != nil {
+		return // shutting down: whatever happened is not an ingest failure
+	}
 	if core.KindOf(err) == core.KindBusy {
 		s.log.Info("ingest skipped: another ingest of the catalog is running", "catalog", cat, "run", why)
 		return
 	}
 	if err != nil {
-		if ctx.Err() != nil && why != "boot" {
-			return // shutting down
-		}
 		s.log.Error("ingest failed", "catalog", cat, "run", why, "error", err)
 		s.publish(context.WithoutCancel(ctx), core.Event{Type: core.EventIngestFailed, OccurredAt: s.now().UTC(), Catalog: cat, Error: why + " ingest: " + err.Error()})
 		return

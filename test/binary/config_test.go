@@ -1,0 +1,94 @@
+package binary
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestInvalidConfigurationStopsAtStart: a bad setting ends the process
+// before it does anything, with one line on stderr naming the setting and
+// the bad value, and a non-zero exit.
+func TestInvalidConfigurationStopsAtStart(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string // substrings of the one line
+	}{
+		{"addr", map[string]string{"SERVICE_ADDR": "nonsense"}, nil, []string{"SERVICE_ADDR", "nonsense"}},
+		{"interval", map[string]string{"SERVICE_INGEST_INTERVAL": "banana"}, nil, []string{"SERVICE_INGEST_INTERVAL", "banana"}},
+		{"upstream-url", map[string]string{"SERVICE_UPSTREAM_URL": "ftp://x"}, nil, []string{"SERVICE_UPSTREAM_URL", "ftp://x"}},
+		{"log-format", map[string]string{"SERVICE_LOG_FORMAT": "xml"}, nil, []string{"SERVICE_LOG_FORMAT", "xml"}},
+		// A bad flag value is named as the flag, not as the (valid)
+		// environment variable it overrides.
+		{"addr-flag", nil, []string{"-addr=nonsense"}, []string{"-addr", "nonsense"}},
+		{"interval-flag", nil, []string{"-ingest-interval=banana"}, []string{"-ingest-interval", "banana"}},
+		{"unknown-flag", nil, []string{"-no-such-flag=1"}, []string{"no-such-flag"}},
+		{"stray-argument", nil, []string{"serve"}, []string{"serve"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			env := baseEnv(dir)
+			env["SERVICE_ADDR"] = "127.0.0.1:1" // never reached: nothing may listen
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			p := spawn(t, env, tc.args...)
+			code := p.wait()
+			if code == 0 {
+				t.Errorf("exit code 0, want non-zero")
+			}
+			stderr := strings.TrimRight(p.Stderr.String(), "\n")
+			lines := strings.Split(stderr, "\n")
+			if stderr == "" || len(lines) != 1 {
+				t.Fatalf("stderr has %d lines, want exactly one:\n%s", len(lines), tail(stderr, 12))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(lines[0], w) {
+					t.Errorf("stderr line %q does not mention %q", lines[0], w)
+				}
+			}
+			if !strings.HasPrefix(lines[0], "climatesearch: ") {
+				t.Errorf("stderr line %q does not start with the program name", lines[0])
+			}
+			if out := p.Stdout.String(); out != "" {
+				t.Errorf("stdout is not empty: %q", out)
+			}
+		})
+	}
+}
+
+// TestFlagsWinOverEnvironment: a bad value in the environment is no error
+// when a flag overrides it.
+func TestFlagsWinOverEnvironment(t *testing.T) {
+	t.Parallel()
+	up := downPublisher(t)
+	env := baseEnv(t.TempDir())
+	for k, v := range publisherEnv(up) {
+		env[k] = v
+	}
+	env["SERVICE_BOOT_INGEST"] = "false"
+	env["SERVICE_ADDR"] = "bad"
+	env["SERVICE_LOG_FORMAT"] = "xml"
+	env["SERVICE_INGEST_INTERVAL"] = "banana"
+	p := startOpt(t, true, env, "-log-format=json", "-ingest-interval=0")
+	resp, err := client.Get(p.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz = %s", resp.Status)
+	}
+	// The flag's address is the one listened on, and the flag's log format
+	// is the one used.
+	l, _ := p.waitLog(0, `"listening"`, func(l logLine) bool { return l.str("msg") == "listening" })
+	if l.str("addr") != p.Addr {
+		t.Errorf("listening on %q, want the -addr value %q", l.str("addr"), p.Addr)
+	}
+	p.stop()
+}
