@@ -1,0 +1,54 @@
+package ports
+
+import (
+	"context"
+
+	"github.com/climatesearch/climatesearch/core"
+)
+
+// EmbeddingDim is the length of every vector the service stores and queries.
+// It is fixed so the vector index has one shape whichever embedder runs.
+const EmbeddingDim = 320
+
+// Embedder turns text into 320-dimensional, L2-normalised vectors.
+type Embedder interface {
+	// ID identifies the model and its settings; vectors of two IDs are never mixed.
+	ID() string
+	Dim() int
+	EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error)
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
+}
+
+// Reranker reorders documents by relevance to a query.
+type Reranker interface {
+	ID() string
+	// Rerank returns one score per document, in the documents' order.
+	Rerank(ctx context.Context, query string, documents []string) ([]float64, error)
+}
+
+// VectorIndex finds the stored vectors nearest to a query vector. It holds
+// only live resources and only vectors of one embedder.
+type VectorIndex interface {
+	Upsert(ctx context.Context, key core.Key, vec []float32) error
+	Remove(ctx context.Context, keys []core.Key) error
+	// Search returns the nearest vectors of the catalogs (all when empty), best first.
+	Search(ctx context.Context, vec []float32, catalogs []core.CatalogID, k int) ([]core.Scored, error)
+	Len() int
+}
+
+// StoredVector is a resource's vector with the content hash it was computed from.
+type StoredVector struct {
+	Key  core.Key
+	Hash string
+	Vec  []float32
+}
+
+// VectorStore keeps vectors durably, per embedder, so a restart needs no
+// re-embedding and two models' vectors are never mixed.
+type VectorStore interface {
+	PutVectors(ctx context.Context, embedderID string, vs []StoredVector) error
+	// ScanVectors calls fn for every vector of the embedder.
+	ScanVectors(ctx context.Context, embedderID string, fn func(StoredVector) error) error
+	// DropVectorsExcept deletes the vectors of every other embedder and returns how many.
+	DropVectorsExcept(ctx context.Context, embedderID string) (int, error)
+}
