@@ -33,6 +33,18 @@ type Config struct {
 	LogLevel       string
 	ShutdownGrace  time.Duration
 
+	Embedder        string
+	EmbedderURL     string
+	EmbedderModel   string
+	EmbedderKey     string
+	EmbedderTimeout time.Duration
+	Reranker        string
+	RerankerURL     string
+	RerankerModel   string
+	RerankerKey     string
+	RerankerFlavor  string
+	RerankerTimeout time.Duration
+
 	// from records where each setting came from (env name -> "-flag" or
 	// the env name), so errors name what the user actually set.
 	from map[string]string
@@ -103,6 +115,17 @@ var settings = []setting{
 	{"log-format", "SERVICE_LOG_FORMAT", "auto", "json, console, or auto (console on a terminal, json otherwise)", str(func(c *Config) *string { return &c.LogFormat })},
 	{"log-level", "SERVICE_LOG_LEVEL", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
 	{"shutdown-grace", "SERVICE_SHUTDOWN_GRACE", "10s", "time in-flight requests get on SIGINT/SIGTERM", dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
+	{"embedder", "SERVICE_EMBEDDER", "hash", "vectors: hash (offline, lexical n-grams), openai (an OpenAI-compatible /v1/embeddings server) or none", str(func(c *Config) *string { return &c.Embedder })},
+	{"embedder-url", "SERVICE_EMBEDDER_URL", "", "base URL of the embeddings server (openai), e.g. http://127.0.0.1:8000/v1", str(func(c *Config) *string { return &c.EmbedderURL })},
+	{"embedder-model", "SERVICE_EMBEDDER_MODEL", "", "model name sent to the embeddings server (openai); it must support dimensions=320", str(func(c *Config) *string { return &c.EmbedderModel })},
+	{"embedder-key", "SERVICE_EMBEDDER_KEY", "", "bearer key of the embeddings server, if it needs one", str(func(c *Config) *string { return &c.EmbedderKey })},
+	{"embedder-timeout", "SERVICE_EMBEDDER_TIMEOUT", "10s", "bound on one embeddings request", dur(func(c *Config) *time.Duration { return &c.EmbedderTimeout })},
+	{"reranker", "SERVICE_RERANKER", "none", "reranker: none or http (the /rerank API of TEI, Cohere, Jina)", str(func(c *Config) *string { return &c.Reranker })},
+	{"reranker-url", "SERVICE_RERANKER_URL", "", "base URL of the reranker (the part before /rerank)", str(func(c *Config) *string { return &c.RerankerURL })},
+	{"reranker-model", "SERVICE_RERANKER_MODEL", "", "model name sent to the reranker", str(func(c *Config) *string { return &c.RerankerModel })},
+	{"reranker-key", "SERVICE_RERANKER_KEY", "", "bearer key of the reranker, if it needs one", str(func(c *Config) *string { return &c.RerankerKey })},
+	{"reranker-flavor", "SERVICE_RERANKER_FLAVOR", "cohere", "wire flavour of /rerank: cohere (documents; also Jina) or tei (texts)", str(func(c *Config) *string { return &c.RerankerFlavor })},
+	{"reranker-timeout", "SERVICE_RERANKER_TIMEOUT", "5s", "bound on one rerank request", dur(func(c *Config) *time.Duration { return &c.RerankerTimeout })},
 }
 
 // Load parses args (without the program name) over the environment given by
@@ -177,6 +200,27 @@ func (c Config) validate() error {
 	}
 	if c.IngestTimeout <= 0 {
 		return fmt.Errorf("invalid %s: must be positive", c.name("SERVICE_INGEST_TIMEOUT"))
+	}
+	switch c.Embedder {
+	case "hash", "none":
+	case "openai":
+		if c.EmbedderURL == "" || c.EmbedderModel == "" {
+			return fmt.Errorf("invalid %s openai: set SERVICE_EMBEDDER_URL and SERVICE_EMBEDDER_MODEL too", c.name("SERVICE_EMBEDDER"))
+		}
+	default:
+		return fmt.Errorf("invalid %s %q: use hash, openai or none", c.name("SERVICE_EMBEDDER"), c.Embedder)
+	}
+	switch c.Reranker {
+	case "none":
+	case "http":
+		if c.RerankerURL == "" {
+			return fmt.Errorf("invalid %s http: set SERVICE_RERANKER_URL too", c.name("SERVICE_RERANKER"))
+		}
+	default:
+		return fmt.Errorf("invalid %s %q: use none or http", c.name("SERVICE_RERANKER"), c.Reranker)
+	}
+	if c.RerankerFlavor != "cohere" && c.RerankerFlavor != "tei" {
+		return fmt.Errorf("invalid %s %q: use cohere or tei", c.name("SERVICE_RERANKER_FLAVOR"), c.RerankerFlavor)
 	}
 	switch c.LogFormat {
 	case "auto", "json", "console":

@@ -13,7 +13,8 @@ const (
 const (
 	MaxQueryLen  = 256 // characters of q
 	DefaultLimit = 10
-	MaxLimit     = 50
+	MaxLimit     = 100
+	MaxOffset    = 1000
 	rrfConstantK = 60
 )
 
@@ -28,6 +29,13 @@ type SearchRequest struct {
 	Vector   bool
 	Rerank   bool
 	Limit    int
+	Offset   int
+	// Explain adds each hit's ranks and scores in every retrieval list.
+	Explain bool
+	// Category and Unit keep only hits whose category (either language) or
+	// declared unit equals them, ignoring case.
+	Category string
+	Unit     string
 }
 
 // Hit is a Resource found by a search, with how and how well it matched.
@@ -39,6 +47,17 @@ type Hit struct {
 	Reranked    bool        `json:"reranked,omitempty"`
 	RerankScore *float64    `json:"rerank_score,omitempty"`
 	Details     string      `json:"details"`
+	Explain     *Explain    `json:"explain,omitempty"`
+}
+
+// Explain shows how a hit was retrieved: its rank (1-based) and raw score in
+// each list, and the fused Reciprocal Rank Fusion score.
+type Explain struct {
+	FTSRank     int     `json:"fts_rank,omitempty"`
+	FTSScore    float64 `json:"fts_score,omitempty"`
+	VectorRank  int     `json:"vector_rank,omitempty"`
+	VectorScore float64 `json:"vector_score,omitempty"`
+	Fused       float64 `json:"fused"`
 }
 
 // SearchResponse answers a search.

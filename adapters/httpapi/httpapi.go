@@ -254,7 +254,7 @@ func parseBool(c *gin.Context, name string) (bool, bool) {
 }
 
 func (a *API) search(c *gin.Context) {
-	if !checkParams(c, "q", "lang", "vector", "rerank", "databases", "limit") {
+	if !checkParams(c, "q", "lang", "vector", "rerank", "databases", "limit", "offset", "explain", "category", "unit") {
 		return
 	}
 	lang, ok := parseLang(c)
@@ -265,29 +265,38 @@ func (a *API) search(c *gin.Context) {
 	if !ok {
 		return
 	}
-	vector, ok := parseBool(c, "vector")
-	if !ok {
-		return
-	}
-	rerank, ok := parseBool(c, "rerank")
-	if !ok {
-		return
-	}
-	limit := 0
-	if v := c.Query("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > core.MaxLimit {
-			writeError(c, http.StatusBadRequest, "limit must be an integer between 1 and "+strconv.Itoa(core.MaxLimit))
+	req := core.SearchRequest{Query: c.Query("q"), Lang: lang, Catalogs: cats, Category: c.Query("category"), Unit: c.Query("unit")}
+	for name, dst := range map[string]*bool{"vector": &req.Vector, "rerank": &req.Rerank, "explain": &req.Explain} {
+		if *dst, ok = parseBool(c, name); !ok {
 			return
 		}
-		limit = n
 	}
-	resp, err := a.d.Search.Search(c, core.SearchRequest{Query: c.Query("q"), Lang: lang, Catalogs: cats, Vector: vector, Rerank: rerank, Limit: limit})
+	if req.Limit, ok = parseInt(c, "limit", 1, core.MaxLimit); !ok {
+		return
+	}
+	if req.Offset, ok = parseInt(c, "offset", 0, core.MaxOffset); !ok {
+		return
+	}
+	resp, err := a.d.Search.Search(c, req)
 	if err != nil {
 		a.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, resp)
+}
+
+// parseInt reads an optional integer parameter within [lo, hi]; absent is 0.
+func parseInt(c *gin.Context, name string, lo, hi int) (int, bool) {
+	v := c.Query(name)
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		writeError(c, http.StatusBadRequest, name+" must be an integer between "+strconv.Itoa(lo)+" and "+strconv.Itoa(hi))
+		return 0, false
+	}
+	return n, true
 }
 
 func (a *API) list(c *gin.Context) {

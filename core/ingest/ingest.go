@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/core/embedding"
 	"github.com/climatesearch/climatesearch/ports"
 )
 
@@ -46,6 +47,7 @@ type Service struct {
 	index   ports.TextIndex
 	events  ports.EventPublisher
 	sources Sources
+	vectors *embedding.Syncer // nil when no embedder is configured
 	log     *slog.Logger
 	now     func() time.Time
 
@@ -62,9 +64,9 @@ type Service struct {
 var _ ports.Ingester = (*Service)(nil)
 
 // New returns an ingest service.
-func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, events ports.EventPublisher, sources Sources, log *slog.Logger) *Service {
+func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, vectors *embedding.Syncer, events ports.EventPublisher, sources Sources, log *slog.Logger) *Service {
 	s := &Service{
-		cfg: cfg, store: store, index: index, events: events, sources: sources, log: log,
+		cfg: cfg, store: store, index: index, vectors: vectors, events: events, sources: sources, log: log,
 		now:     time.Now,
 		applyMu: map[core.CatalogID]*sync.Mutex{},
 		running: map[core.CatalogID]bool{},
@@ -306,6 +308,11 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	}
 	if err := s.index.Remove(ctx, toRemove); err != nil {
 		s.log.Error("index remove failed", "catalog", cat, "error", err)
+	}
+	// Vectors for new and changed resources only. A failing embedder leaves
+	// them without vectors (full-text still finds them); the next boot retries.
+	if _, err := s.vectors.Update(ctx, toIndex, toRemove); err != nil {
+		s.log.Error("embedding failed; affected resources are found by full-text only until the next boot", "catalog", cat, "error", err)
 	}
 	s.log.Info("ingest applied", "catalog", cat, "origin", res.Origin, "version", res.Version,
 		"seen", res.Seen, "upserted", res.Upserted, "unchanged", res.Unchanged, "rejected", res.Rejected, "withdrawn", res.Withdrawn)

@@ -1,43 +1,130 @@
-// Package search answers search questions: it asks the full-text index for
-// candidates and turns them into Hits from the store.
+// Package search answers search questions. Full-text (BM25) retrieval always
+// runs; vector retrieval joins when asked for and vectors exist; the lists
+// are fused with Reciprocal Rank Fusion (k = 60); a reranker may reorder the
+// top of the fused list. Degraded answers say why in notes, never fail.
 package search
 
 import (
 	"context"
+	"errors"
+	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/core/embedding"
 	"github.com/climatesearch/climatesearch/ports"
+)
+
+// Tuning of retrieval depth and remote calls.
+const (
+	// minDepth is how many candidates each list contributes at least, so
+	// fusion sees more than one page.
+	minDepth = 50
+	// filterDepth is the depth when filters may discard most candidates.
+	filterDepth = 1000
+	// rerankWindow is how many fused candidates the reranker sees at least.
+	rerankWindow = 30
+	// queryEmbedTimeout bounds embedding the query: a slow model must not
+	// make search slow; full-text answers instead.
+	queryEmbedTimeout = 2 * time.Second
+	rerankTimeout     = 5 * time.Second
 )
 
 // Service implements ports.Searcher.
 type Service struct {
-	store ports.ResourceStore
-	text  ports.TextIndex
+	store    ports.ResourceStore
+	text     ports.TextIndex
+	vectors  *embedding.Syncer // nil without an embedder
+	reranker ports.Reranker    // nil without a reranker
 }
 
 var _ ports.Searcher = (*Service)(nil)
 
-// New returns a search service.
-func New(store ports.ResourceStore, text ports.TextIndex) *Service {
-	return &Service{store: store, text: text}
+// New returns a search service; vectors and reranker may be nil.
+func New(store ports.ResourceStore, text ports.TextIndex, vectors *embedding.Syncer, reranker ports.Reranker) *Service {
+	return &Service{store: store, text: text, vectors: vectors, reranker: reranker}
 }
 
-// Search validates the request, retrieves full-text candidates and returns them as hits.
+// candidate is a key with its place in each retrieval list.
+type candidate struct {
+	key                  core.Key
+	ftsRank, vecRank     int
+	ftsScore, vecScore   float64
+	fused                float64
+	resource             core.Resource
+	rerankScore          float64
+	reranked, haveRerank bool
+}
+
+// Search validates the request, retrieves, fuses, optionally reranks and pages.
 func (s *Service) Search(ctx context.Context, req core.SearchRequest) (core.SearchResponse, error) {
-	q := normalizeSpace(core.CleanText(req.Query))
-	if q == "" {
-		return core.SearchResponse{}, core.Invalidf("q is required: a few words in Swedish or English, e.g. q=spånskiva")
+	req, err := validate(req)
+	if err != nil {
+		return core.SearchResponse{}, err
 	}
-	if n := utf8.RuneCountInString(q); n > core.MaxQueryLen {
-		return core.SearchResponse{}, core.Invalidf("q is %d characters long; the limit is %d", n, core.MaxQueryLen)
+	resp := core.SearchResponse{Source: core.SourceFor(req.Catalogs), Query: req.Query, Lang: req.Lang, Results: []core.Hit{}}
+	depth := max(minDepth, req.Offset+req.Limit)
+	if req.Category != "" || req.Unit != "" {
+		depth = filterDepth
+	}
+
+	fts, err := s.text.Search(ctx, core.TextQuery{Text: req.Query, Lang: req.Lang, Catalogs: req.Catalogs, Limit: depth})
+	if err != nil {
+		return core.SearchResponse{}, core.Unavailablef(err, "full-text index failed")
+	}
+	var vec []core.Scored
+	if req.Vector {
+		var note string
+		vec, note = s.vectorSearch(ctx, req, depth)
+		if note != "" {
+			resp.Notes = append(resp.Notes, note)
+		}
+	}
+	cands := fuse(fts, vec)
+
+	// Resolve candidates in fused order until the page (or the rerank
+	// window) is full, dropping withdrawn and filtered-out resources.
+	need := req.Offset + req.Limit
+	if req.Rerank && s.reranker != nil {
+		need = max(need, rerankWindow)
+	}
+	kept, err := s.resolve(ctx, cands, req, need)
+	if err != nil {
+		return core.SearchResponse{}, err
+	}
+	if req.Rerank {
+		if note := s.rerank(ctx, req.Query, req.Lang, kept); note != "" {
+			resp.Notes = append(resp.Notes, note)
+		}
+	}
+	if req.Offset >= len(kept) {
+		return resp, nil
+	}
+	kept = kept[req.Offset:min(len(kept), req.Offset+req.Limit)]
+	for _, c := range kept {
+		resp.Results = append(resp.Results, hit(c, req))
+	}
+	return resp, nil
+}
+
+func validate(req core.SearchRequest) (core.SearchRequest, error) {
+	req.Query = strings.Join(strings.Fields(core.CleanText(req.Query)), " ")
+	if req.Query == "" {
+		return req, core.Invalidf("q is required: a few words in Swedish or English, e.g. q=spånskiva")
+	}
+	if n := utf8.RuneCountInString(req.Query); n > core.MaxQueryLen {
+		return req, core.Invalidf("q is %d characters long; the limit is %d", n, core.MaxQueryLen)
 	}
 	if req.Limit == 0 {
 		req.Limit = core.DefaultLimit
 	}
 	if req.Limit < 1 || req.Limit > core.MaxLimit {
-		return core.SearchResponse{}, core.Invalidf("limit must be between 1 and %d", core.MaxLimit)
+		return req, core.Invalidf("limit must be between 1 and %d", core.MaxLimit)
+	}
+	if req.Offset < 0 || req.Offset > core.MaxOffset {
+		return req, core.Invalidf("offset must be between 0 and %d", core.MaxOffset)
 	}
 	if req.Lang == "" {
 		req.Lang = core.Swedish
@@ -45,45 +132,193 @@ func (s *Service) Search(ctx context.Context, req core.SearchRequest) (core.Sear
 	if len(req.Catalogs) == 0 {
 		req.Catalogs = core.Catalogs
 	}
-	resp := core.SearchResponse{Source: core.SourceFor(req.Catalogs), Query: q, Lang: req.Lang, Results: []core.Hit{}}
-	if req.Vector {
-		resp.Notes = append(resp.Notes, "vector search unavailable: no embedder is configured; results are full-text only")
-	}
-	if req.Rerank {
-		resp.Notes = append(resp.Notes, "rerank unavailable: no reranker is configured; results keep their retrieval order")
-	}
-	scored, err := s.text.Search(ctx, core.TextQuery{Text: q, Lang: req.Lang, Catalogs: req.Catalogs, Limit: req.Limit})
-	if err != nil {
-		return core.SearchResponse{}, core.Unavailablef(err, "full-text index failed")
-	}
-	keys := make([]core.Key, len(scored))
-	for i, sc := range scored {
-		keys[i] = sc.Key
-	}
-	stored, err := s.store.GetMany(ctx, keys)
-	if err != nil {
-		return core.SearchResponse{}, core.Unavailablef(err, "store unavailable")
-	}
-	byKey := make(map[core.Key]core.Resource, len(stored))
-	for _, sr := range stored {
-		byKey[sr.Resource.Key()] = sr.Resource
-	}
-	for _, sc := range scored {
-		r, ok := byKey[sc.Key]
-		if !ok || r.Withdrawn {
-			continue // the index lags the store by at most one ingest; never show a withdrawn resource
-		}
-		r.Localize(req.Lang)
-		resp.Results = append(resp.Results, core.Hit{
-			Resource:    r,
-			Lang:        req.Lang,
-			Score:       sc.Score,
-			MatchSource: core.MatchFTS,
-			Details:     core.DetailsPath(sc.Key),
-		})
-	}
-	return resp, nil
+	req.Category = strings.TrimSpace(req.Category)
+	req.Unit = strings.TrimSpace(req.Unit)
+	return req, nil
 }
 
-// normalizeSpace collapses runs of whitespace in a query.
-func normalizeSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+// vectorSearch returns the vector list, or a note saying why there is none.
+func (s *Service) vectorSearch(ctx context.Context, req core.SearchRequest, depth int) ([]core.Scored, string) {
+	emb := s.vectors.Embedder()
+	if emb == nil {
+		return nil, "vector search unavailable: no embedder is configured; results are full-text only"
+	}
+	if s.vectors.Index().Len() == 0 {
+		return nil, "vector search unavailable: no vectors are stored yet; results are full-text only"
+	}
+	qctx, cancel := context.WithTimeout(ctx, queryEmbedTimeout)
+	defer cancel()
+	qv, err := emb.EmbedQuery(qctx, req.Query)
+	if err != nil {
+		return nil, "vector search unavailable: the embedder failed (" + err.Error() + "); results are full-text only"
+	}
+	if len(qv) != ports.EmbeddingDim {
+		return nil, "vector search unavailable: the embedder returned a vector of the wrong size; results are full-text only"
+	}
+	res, err := s.vectors.Index().Search(ctx, qv, req.Catalogs, depth)
+	if err != nil {
+		return nil, "vector search unavailable: " + err.Error() + "; results are full-text only"
+	}
+	return res, ""
+}
+
+// fuse merges the lists by Reciprocal Rank Fusion: score = Σ 1/(k + rank).
+// Ties are broken by the best single rank, then by key, so equal input
+// always gives the same order.
+func fuse(fts, vec []core.Scored) []*candidate {
+	byKey := make(map[core.Key]*candidate, len(fts)+len(vec))
+	var out []*candidate
+	get := func(k core.Key) *candidate {
+		c, ok := byKey[k]
+		if !ok {
+			c = &candidate{key: k}
+			byKey[k] = c
+			out = append(out, c)
+		}
+		return c
+	}
+	for i, sc := range fts {
+		c := get(sc.Key)
+		c.ftsRank, c.ftsScore = i+1, sc.Score
+		c.fused += 1 / float64(core.RRFK+i+1)
+	}
+	for i, sc := range vec {
+		c := get(sc.Key)
+		c.vecRank, c.vecScore = i+1, sc.Score
+		c.fused += 1 / float64(core.RRFK+i+1)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.fused != b.fused {
+			return a.fused > b.fused
+		}
+		if ba, bb := bestRank(a), bestRank(b); ba != bb {
+			return ba < bb
+		}
+		return a.key.String() < b.key.String()
+	})
+	return out
+}
+
+func bestRank(c *candidate) int {
+	switch {
+	case c.ftsRank == 0:
+		return c.vecRank
+	case c.vecRank == 0:
+		return c.ftsRank
+	}
+	return min(c.ftsRank, c.vecRank)
+}
+
+// resolve loads candidates' resources in fused order until need are kept.
+func (s *Service) resolve(ctx context.Context, cands []*candidate, req core.SearchRequest, need int) ([]*candidate, error) {
+	var kept []*candidate
+	for start := 0; start < len(cands) && len(kept) < need; {
+		end := min(len(cands), start+max(2*(need-len(kept)), 16))
+		keys := make([]core.Key, 0, end-start)
+		for _, c := range cands[start:end] {
+			keys = append(keys, c.key)
+		}
+		stored, err := s.store.GetMany(ctx, keys)
+		if err != nil {
+			return nil, core.Unavailablef(err, "store unavailable")
+		}
+		byKey := make(map[core.Key]core.Resource, len(stored))
+		for _, sr := range stored {
+			byKey[sr.Resource.Key()] = sr.Resource
+		}
+		for _, c := range cands[start:end] {
+			r, ok := byKey[c.key]
+			if !ok || r.Withdrawn || !matches(&r, req) {
+				continue // the index lags the store by at most one ingest
+			}
+			c.resource = r
+			kept = append(kept, c)
+			if len(kept) == need {
+				break
+			}
+		}
+		start = end
+	}
+	return kept, nil
+}
+
+func matches(r *core.Resource, req core.SearchRequest) bool {
+	if req.Category != "" && !strings.EqualFold(r.Category, req.Category) && !strings.EqualFold(r.CategoryEN, req.Category) {
+		return false
+	}
+	if req.Unit != "" && !sameUnit(r.Unit, req.Unit) {
+		return false
+	}
+	return true
+}
+
+func sameUnit(a, b string) bool {
+	n := strings.NewReplacer("m3", "m³", "m2", "m²")
+	return strings.EqualFold(n.Replace(strings.TrimSpace(a)), n.Replace(strings.TrimSpace(b)))
+}
+
+// rerank reorders cands in place by the reranker's scores. On failure the
+// retrieval order stays and the returned note says why.
+func (s *Service) rerank(ctx context.Context, query string, lang core.Lang, cands []*candidate) string {
+	if s.reranker == nil {
+		return "rerank unavailable: no reranker is configured; results keep their retrieval order"
+	}
+	if len(cands) == 0 {
+		return ""
+	}
+	docs := make([]string, len(cands))
+	for i, c := range cands {
+		r := c.resource
+		r.Localize(lang)
+		docs[i] = rerankText(&r)
+	}
+	rctx, cancel := context.WithTimeout(ctx, rerankTimeout)
+	defer cancel()
+	scores, err := s.reranker.Rerank(rctx, query, docs)
+	if err == nil && len(scores) != len(cands) {
+		err = errors.New("the reranker returned a different number of scores than documents")
+	}
+	if err != nil {
+		return "rerank failed (" + err.Error() + "); results keep their retrieval order"
+	}
+	for i, c := range cands {
+		c.rerankScore, c.reranked = scores[i], true
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].rerankScore > cands[j].rerankScore })
+	return ""
+}
+
+// rerankText is what the reranker reads of a resource: the shown name, its
+// synonyms and category, and the description.
+func rerankText(r *core.Resource) string {
+	parts := []string{r.Name}
+	for _, s := range []string{r.Synonyms, r.SynonymsEN, r.Category, r.Description} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, ". ")
+}
+
+func hit(c *candidate, req core.SearchRequest) core.Hit {
+	r := c.resource
+	r.Localize(req.Lang)
+	h := core.Hit{Resource: r, Lang: req.Lang, Score: c.fused, Details: core.DetailsPath(c.key)}
+	switch {
+	case c.ftsRank > 0 && c.vecRank > 0:
+		h.MatchSource = core.MatchBoth
+	case c.vecRank > 0:
+		h.MatchSource = core.MatchVector
+	default:
+		h.MatchSource = core.MatchFTS
+	}
+	if c.reranked {
+		score := c.rerankScore
+		h.Reranked, h.RerankScore = true, &score
+	}
+	if req.Explain {
+		h.Explain = &core.Explain{FTSRank: c.ftsRank, FTSScore: c.ftsScore, VectorRank: c.vecRank, VectorScore: c.vecScore, Fused: c.fused}
+	}
+	return h
+}

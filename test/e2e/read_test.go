@@ -137,8 +137,8 @@ func TestReadAPIOverTheRealCatalog(t *testing.T) {
 			t.Fatalf("dkbr filter leaks national hits: %d", len(s.Results))
 		}
 		e.get("/api/search?q=betong&limit=3&vector=true").json(t, &s)
-		if len(s.Results) != 3 || len(s.Notes) == 0 || !contains(strings.Join(s.Notes, " "), "vector") {
-			t.Fatalf("limit 3 with vector=true (no embedder yet): %d results, notes %v", len(s.Results), s.Notes)
+		if len(s.Results) != 3 || len(s.Notes) != 0 || s.Results[0].MatchSource != core.MatchBoth {
+			t.Fatalf("limit 3 with vector=true (hash embedder): %+v, notes %v", s.Results, s.Notes)
 		}
 		for _, tc := range []struct{ path, want string }{
 			{"/api/search", "q is required"},
@@ -148,7 +148,8 @@ func TestReadAPIOverTheRealCatalog(t *testing.T) {
 			{"/api/search?q=x&databases=foo", "foo"},
 			{"/api/search?q=x&vector=maybe", "vector"},
 			{"/api/search?q=x&limit=0", "limit"},
-			{"/api/search?q=x&limit=51", "limit"},
+			{"/api/search?q=x&limit=101", "limit"},
+			{"/api/search?q=x&offset=-1", "offset"},
 			{"/api/search?q=x&lnag=en", "unknown query parameter"},
 		} {
 			r := e.get(tc.path)

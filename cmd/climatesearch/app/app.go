@@ -24,11 +24,15 @@ import (
 	"github.com/climatesearch/climatesearch/adapters/blugeindex"
 	"github.com/climatesearch/climatesearch/adapters/boverket"
 	"github.com/climatesearch/climatesearch/adapters/demosnapshot"
+	"github.com/climatesearch/climatesearch/adapters/embedder"
+	"github.com/climatesearch/climatesearch/adapters/hnsw"
 	"github.com/climatesearch/climatesearch/adapters/httpapi"
 	"github.com/climatesearch/climatesearch/adapters/logevents"
+	"github.com/climatesearch/climatesearch/adapters/reranker"
 	"github.com/climatesearch/climatesearch/config"
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/core/compare"
+	"github.com/climatesearch/climatesearch/core/embedding"
 	"github.com/climatesearch/climatesearch/core/ingest"
 	"github.com/climatesearch/climatesearch/core/lookup"
 	"github.com/climatesearch/climatesearch/core/search"
@@ -50,6 +54,9 @@ func Options(cfg config.Config, log *zap.Logger, extra ...fx.Option) fx.Option {
 			newSlog,
 			fx.Annotate(logevents.New, fx.As(new(ports.EventPublisher))),
 			newSources,
+			newEmbedder,
+			newReranker,
+			newVectors,
 			newIngest,
 			lookup.New,
 			func(l *lookup.Service) *compare.Service { return compare.New(l) },
@@ -93,6 +100,26 @@ func newSlog(log *zap.Logger) *slog.Logger {
 	return slog.New(zapslog.NewHandler(log.Core(), zapslog.WithName("core")))
 }
 
+func newEmbedder(cfg config.Config) (ports.Embedder, error) {
+	return embedder.New(cfg.Embedder, embedder.OpenAIConfig{
+		BaseURL: cfg.EmbedderURL, Model: cfg.EmbedderModel, APIKey: cfg.EmbedderKey, Timeout: cfg.EmbedderTimeout,
+	})
+}
+
+func newReranker(cfg config.Config) (ports.Reranker, error) {
+	return reranker.New(cfg.Reranker, reranker.Config{
+		BaseURL: cfg.RerankerURL, Model: cfg.RerankerModel, APIKey: cfg.RerankerKey, Flavor: cfg.RerankerFlavor, Timeout: cfg.RerankerTimeout,
+	})
+}
+
+// newVectors is nil (full-text only) when no embedder is configured.
+func newVectors(e ports.Embedder, st *badgerstore.Store, log *slog.Logger) *embedding.Syncer {
+	if e == nil {
+		return nil
+	}
+	return embedding.New(e, st, hnsw.NewCatalogIndex(e.Dim()), st, log)
+}
+
 func newStore(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (ports.ResourceStore, *badgerstore.Store, error) {
 	dir := filepath.Join(cfg.DataDir, "badger")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -128,20 +155,21 @@ func newSources(cfg config.Config) ingest.Sources {
 	}
 }
 
-func newIngest(cfg config.Config, st ports.ResourceStore, ix ports.TextIndex, ev ports.EventPublisher, src ingest.Sources, log *slog.Logger) *ingest.Service {
+func newIngest(cfg config.Config, st ports.ResourceStore, ix ports.TextIndex, vec *embedding.Syncer, ev ports.EventPublisher, src ingest.Sources, log *slog.Logger) *ingest.Service {
 	return ingest.New(ingest.Config{
 		OriginBase:  cfg.OriginBase,
 		Interval:    cfg.IngestInterval,
 		BootIngest:  cfg.BootIngest,
 		BootTimeout: 3 * cfg.IngestTimeout, // JSON, then the workbooks, then the snapshot
-	}, st, ix, ev, src, log)
+	}, st, ix, vec, ev, src, log)
 }
 
 // startIngest fills the index from the store before the server listens
 // (milliseconds for thousands of resources), then starts the boot ingest and
 // the schedule in the background.
-func startIngest(lc fx.Lifecycle, svc *ingest.Service, log *zap.Logger) {
+func startIngest(lc fx.Lifecycle, svc *ingest.Service, vec *embedding.Syncer, log *zap.Logger) {
 	ctx, cancel := context.WithCancel(context.Background())
+	bootDone := make(chan struct{})
 	lc.Append(fx.Hook{
 		OnStart: func(start context.Context) error {
 			t := time.Now()
@@ -150,11 +178,26 @@ func startIngest(lc fx.Lifecycle, svc *ingest.Service, log *zap.Logger) {
 				return fmt.Errorf("rebuilding the search index: %w", err)
 			}
 			log.Info("search index rebuilt from the store", zap.Int("resources", n), zap.Duration("took", time.Since(t)))
-			svc.Start(ctx)
+			// Vectors load (and, after a model change, are recomputed) in
+			// the background; until then vector=true answers full-text
+			// and says so. The boot ingest follows, so it never races a
+			// half-loaded vector index.
+			go func() {
+				defer close(bootDone)
+				t := time.Now()
+				loaded, computed, err := vec.Boot(ctx)
+				if err != nil {
+					log.Error("loading vectors failed; vector search is degraded", zap.Error(err))
+				} else if vec != nil {
+					log.Info("vectors ready", zap.Int("loaded", loaded), zap.Int("computed", computed), zap.Duration("took", time.Since(t)))
+				}
+				svc.Start(ctx)
+			}()
 			return nil
 		},
 		OnStop: func(context.Context) error {
 			cancel()
+			<-bootDone
 			svc.Wait()
 			return nil
 		},

@@ -1,0 +1,153 @@
+package badgerstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+// Vectors live under vec/<escaped embedder id>/<catalog>/<id> as
+// [1-byte hash length][hash][float32 little-endian...]. They are derived
+// data (recomputable from the resources), so they are written with a
+// WriteBatch rather than one bounded transaction.
+const vecPrefix = "vec/"
+
+var _ ports.VectorStore = (*Store)(nil)
+
+func vecEmbedderPrefix(embedderID string) []byte {
+	return []byte(vecPrefix + url.PathEscape(embedderID) + "/")
+}
+
+func vecKey(embedderID string, k core.Key) []byte {
+	return append(vecEmbedderPrefix(embedderID), []byte(string(k.Catalog)+"/"+k.ID)...)
+}
+
+func encodeVec(v ports.StoredVector) ([]byte, error) {
+	if len(v.Hash) > 255 {
+		return nil, fmt.Errorf("badgerstore: vector hash of %s too long", v.Key)
+	}
+	b := make([]byte, 1+len(v.Hash)+4*len(v.Vec))
+	b[0] = byte(len(v.Hash))
+	copy(b[1:], v.Hash)
+	off := 1 + len(v.Hash)
+	for i, f := range v.Vec {
+		binary.LittleEndian.PutUint32(b[off+4*i:], math.Float32bits(f))
+	}
+	return b, nil
+}
+
+func decodeVec(key, val []byte, prefix []byte) (ports.StoredVector, error) {
+	rest := string(bytes.TrimPrefix(key, prefix))
+	cat, id, ok := strings.Cut(rest, "/")
+	if !ok || len(val) < 1 || len(val) < 1+int(val[0]) || (len(val)-1-int(val[0]))%4 != 0 {
+		return ports.StoredVector{}, fmt.Errorf("badgerstore: corrupt vector record %q", key)
+	}
+	n := int(val[0])
+	out := ports.StoredVector{Key: core.Key{Catalog: core.CatalogID(cat), ID: id}, Hash: string(val[1 : 1+n])}
+	raw := val[1+n:]
+	out.Vec = make([]float32, len(raw)/4)
+	for i := range out.Vec {
+		out.Vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out, nil
+}
+
+// PutVectors stores vectors of one embedder, replacing earlier ones of the same keys.
+func (s *Store) PutVectors(ctx context.Context, embedderID string, vs []ports.StoredVector) error {
+	if len(vs) == 0 {
+		return nil
+	}
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, v := range vs {
+		b, err := encodeVec(v)
+		if err != nil {
+			return err
+		}
+		if err := wb.Set(vecKey(embedderID, v.Key), b); err != nil {
+			return s.writeErr("put vectors", err)
+		}
+	}
+	return s.writeErr("put vectors", wb.Flush())
+}
+
+// ScanVectors calls fn for every stored vector of the embedder.
+func (s *Store) ScanVectors(ctx context.Context, embedderID string, fn func(ports.StoredVector) error) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	prefix := vecEmbedderPrefix(embedderID)
+	return s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = prefix
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			item := it.Item()
+			val, err := item.ValueCopy(nil)
+			if err != nil {
+				return storeErr("scan vectors", err)
+			}
+			v, err := decodeVec(item.Key(), val, prefix)
+			if err != nil {
+				return err
+			}
+			if err := fn(v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// DropVectorsExcept deletes every vector not of embedderID, so a model
+// change never leaves two models' vectors side by side.
+func (s *Store) DropVectorsExcept(ctx context.Context, embedderID string) (int, error) {
+	if err := s.enter(ctx); err != nil {
+		return 0, err
+	}
+	defer s.leave()
+	keep := vecEmbedderPrefix(embedderID)
+	var doomed [][]byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = []byte(vecPrefix)
+		opts.PrefetchValues = false
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if k := it.Item().Key(); !bytes.HasPrefix(k, keep) {
+				doomed = append(doomed, it.Item().KeyCopy(nil))
+			}
+		}
+		return nil
+	})
+	if err != nil || len(doomed) == 0 {
+		return 0, err
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, k := range doomed {
+		if err := wb.Delete(k); err != nil {
+			return 0, s.writeErr("drop vectors", err)
+		}
+	}
+	return len(doomed), s.writeErr("drop vectors", wb.Flush())
+}
