@@ -40,10 +40,17 @@ import (
 	"github.com/climatesearch/climatesearch/web"
 )
 
-// Options returns the whole application. Extra options (tests) come last so
-// they can decorate or replace parts.
+// Options returns the whole application: the parts, the HTTP server and the
+// background ingest. Extra options (tests) come last so they can decorate or
+// replace parts.
 func Options(cfg config.Config, log *zap.Logger, extra ...fx.Option) fx.Option {
-	opts := []fx.Option{
+	return fx.Options(append([]fx.Option{Parts(cfg, log), fx.Invoke(startIngest, func(*Server) {})}, extra...)...)
+}
+
+// Parts provides every component without starting anything; commands such
+// as eval invoke what they need.
+func Parts(cfg config.Config, log *zap.Logger) fx.Option {
+	return fx.Options(
 		fx.Supply(cfg, log),
 		fx.WithLogger(func() fxevent.Logger {
 			return &fxevent.ZapLogger{Logger: log.Named("fx").WithOptions(zap.IncreaseLevel(zapcore.WarnLevel))}
@@ -64,9 +71,7 @@ func Options(cfg config.Config, log *zap.Logger, extra ...fx.Option) fx.Option {
 			newAPI,
 			NewServer,
 		),
-		fx.Invoke(startIngest, func(*Server) {}),
-	}
-	return fx.Options(append(opts, extra...)...)
+	)
 }
 
 // NewLogger builds the process logger: JSON for machines, console for people.
