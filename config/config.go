@@ -34,6 +34,7 @@ type Config struct {
 	ShutdownGrace  time.Duration
 
 	Embedder        string
+	VectorWeight    string
 	EmbedderURL     string
 	EmbedderModel   string
 	EmbedderKey     string
@@ -44,6 +45,9 @@ type Config struct {
 	RerankerKey     string
 	RerankerFlavor  string
 	RerankerTimeout time.Duration
+
+	// MCPAllowAnyHost turns off the DNS-rebinding protection of /mcp.
+	MCPAllowAnyHost bool
 
 	// from records where each setting came from (env name -> "-flag" or
 	// the env name), so errors name what the user actually set.
@@ -116,6 +120,7 @@ var settings = []setting{
 	{"log-level", "SERVICE_LOG_LEVEL", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
 	{"shutdown-grace", "SERVICE_SHUTDOWN_GRACE", "10s", "time in-flight requests get on SIGINT/SIGTERM", dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 	{"embedder", "SERVICE_EMBEDDER", "hash", "vectors: hash (offline, lexical n-grams), openai (an OpenAI-compatible /v1/embeddings server) or none", str(func(c *Config) *string { return &c.Embedder })},
+	{"vector-weight", "SERVICE_VECTOR_WEIGHT", "auto", "weight of the vector list in the fusion (1 = plain RRF); auto = 0.5 for the lexical hash embedder, 1 for a model", str(func(c *Config) *string { return &c.VectorWeight })},
 	{"embedder-url", "SERVICE_EMBEDDER_URL", "", "base URL of the embeddings server (openai), e.g. http://127.0.0.1:8000/v1", str(func(c *Config) *string { return &c.EmbedderURL })},
 	{"embedder-model", "SERVICE_EMBEDDER_MODEL", "", "model name sent to the embeddings server (openai); it must support dimensions=320", str(func(c *Config) *string { return &c.EmbedderModel })},
 	{"embedder-key", "SERVICE_EMBEDDER_KEY", "", "bearer key of the embeddings server, if it needs one", str(func(c *Config) *string { return &c.EmbedderKey })},
@@ -126,6 +131,7 @@ var settings = []setting{
 	{"reranker-key", "SERVICE_RERANKER_KEY", "", "bearer key of the reranker, if it needs one", str(func(c *Config) *string { return &c.RerankerKey })},
 	{"reranker-flavor", "SERVICE_RERANKER_FLAVOR", "cohere", "wire flavour of /rerank: cohere (documents; also Jina) or tei (texts)", str(func(c *Config) *string { return &c.RerankerFlavor })},
 	{"reranker-timeout", "SERVICE_RERANKER_TIMEOUT", "5s", "bound on one rerank request", dur(func(c *Config) *time.Duration { return &c.RerankerTimeout })},
+	{"mcp-allow-any-host", "SERVICE_MCP_ALLOW_ANY_HOST", "false", "true turns off the DNS-rebinding protection of /mcp (a request arriving over loopback must carry a localhost Host, 403 otherwise); only behind a reverse proxy on the same host that forwards the public Host", boolean(func(c *Config) *bool { return &c.MCPAllowAnyHost })},
 }
 
 // Load parses args (without the program name) over the environment given by
@@ -210,6 +216,11 @@ func (c Config) validate() error {
 	default:
 		return fmt.Errorf("invalid %s %q: use hash, openai or none", c.name("SERVICE_EMBEDDER"), c.Embedder)
 	}
+	if c.VectorWeight != "auto" {
+		if w, err := strconv.ParseFloat(c.VectorWeight, 64); err != nil || w <= 0 || w > 10 {
+			return fmt.Errorf("invalid %s %q: use auto or a number in (0, 10]", c.name("SERVICE_VECTOR_WEIGHT"), c.VectorWeight)
+		}
+	}
 	switch c.Reranker {
 	case "none":
 	case "http":
@@ -245,4 +256,15 @@ func Table() []Row {
 		rows[i] = Row{"-" + s.flag, s.env, s.def, s.help}
 	}
 	return rows
+}
+
+// VectorWeightValue resolves SERVICE_VECTOR_WEIGHT for the configured embedder.
+func (c Config) VectorWeightValue() float64 {
+	if w, err := strconv.ParseFloat(c.VectorWeight, 64); err == nil {
+		return w
+	}
+	if c.Embedder == "hash" {
+		return 0.5
+	}
+	return 1
 }

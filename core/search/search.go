@@ -32,8 +32,17 @@ const (
 	rerankTimeout     = 5 * time.Second
 )
 
+// Config tunes fusion.
+type Config struct {
+	// VectorWeight scales the vector list's Reciprocal Rank Fusion terms
+	// (weighted RRF); 1 is plain RRF. A lexical embedder deserves less say
+	// than the full-text list it mostly repeats; a semantic one, an equal say.
+	VectorWeight float64
+}
+
 // Service implements ports.Searcher.
 type Service struct {
+	cfg      Config
 	store    ports.ResourceStore
 	text     ports.TextIndex
 	vectors  *embedding.Syncer // nil without an embedder
@@ -43,8 +52,11 @@ type Service struct {
 var _ ports.Searcher = (*Service)(nil)
 
 // New returns a search service; vectors and reranker may be nil.
-func New(store ports.ResourceStore, text ports.TextIndex, vectors *embedding.Syncer, reranker ports.Reranker) *Service {
-	return &Service{store: store, text: text, vectors: vectors, reranker: reranker}
+func New(cfg Config, store ports.ResourceStore, text ports.TextIndex, vectors *embedding.Syncer, reranker ports.Reranker) *Service {
+	if cfg.VectorWeight <= 0 {
+		cfg.VectorWeight = 1
+	}
+	return &Service{cfg: cfg, store: store, text: text, vectors: vectors, reranker: reranker}
 }
 
 // candidate is a key with its place in each retrieval list.
@@ -82,7 +94,7 @@ func (s *Service) Search(ctx context.Context, req core.SearchRequest) (core.Sear
 			resp.Notes = append(resp.Notes, note)
 		}
 	}
-	cands := fuse(fts, vec)
+	cands := fuse(fts, vec, s.cfg.VectorWeight)
 
 	// Resolve candidates in fused order until the page (or the rerank
 	// window) is full, dropping withdrawn and filtered-out resources.
@@ -162,10 +174,11 @@ func (s *Service) vectorSearch(ctx context.Context, req core.SearchRequest, dept
 	return res, ""
 }
 
-// fuse merges the lists by Reciprocal Rank Fusion: score = Σ 1/(k + rank).
+// fuse merges the lists by Reciprocal Rank Fusion, k = 60:
+// score = 1/(k + rank_fts) + w/(k + rank_vector), w = 1 being plain RRF.
 // Ties are broken by the best single rank, then by key, so equal input
 // always gives the same order.
-func fuse(fts, vec []core.Scored) []*candidate {
+func fuse(fts, vec []core.Scored, w float64) []*candidate {
 	byKey := make(map[core.Key]*candidate, len(fts)+len(vec))
 	var out []*candidate
 	get := func(k core.Key) *candidate {
@@ -185,7 +198,7 @@ func fuse(fts, vec []core.Scored) []*candidate {
 	for i, sc := range vec {
 		c := get(sc.Key)
 		c.vecRank, c.vecScore = i+1, sc.Score
-		c.fused += 1 / float64(core.RRFK+i+1)
+		c.fused += w / float64(core.RRFK+i+1)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]

@@ -28,6 +28,7 @@ import (
 	"github.com/climatesearch/climatesearch/adapters/hnsw"
 	"github.com/climatesearch/climatesearch/adapters/httpapi"
 	"github.com/climatesearch/climatesearch/adapters/logevents"
+	"github.com/climatesearch/climatesearch/adapters/mcpserver"
 	"github.com/climatesearch/climatesearch/adapters/reranker"
 	"github.com/climatesearch/climatesearch/config"
 	"github.com/climatesearch/climatesearch/core"
@@ -44,7 +45,7 @@ import (
 // background ingest. Extra options (tests) come last so they can decorate or
 // replace parts.
 func Options(cfg config.Config, log *zap.Logger, extra ...fx.Option) fx.Option {
-	return fx.Options(append([]fx.Option{Parts(cfg, log), fx.Invoke(startIngest, func(*Server) {})}, extra...)...)
+	return fx.Options(append([]fx.Option{Parts(cfg, log), fx.Invoke(startIngest, mountMCP, func(*Server) {})}, extra...)...)
 }
 
 // Parts provides every component without starting anything; commands such
@@ -67,8 +68,10 @@ func Parts(cfg config.Config, log *zap.Logger) fx.Option {
 			newIngest,
 			lookup.New,
 			func(l *lookup.Service) *compare.Service { return compare.New(l) },
+			func(cfg config.Config) search.Config { return search.Config{VectorWeight: cfg.VectorWeightValue()} },
 			search.New,
 			newAPI,
+			newMCP,
 			NewServer,
 		),
 	)
@@ -215,6 +218,24 @@ func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Ser
 		OpenAPI: web.OpenAPI(), SwaggerUI: web.SwaggerUI(),
 		AdminToken: cfg.AdminToken, Log: log.Named("http"),
 	})
+}
+
+// newMCP serves the same core services as MCP tools (spec rule 8: MCP
+// reranks whenever the process has a reranker).
+func newMCP(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service) *mcpserver.Server {
+	return mcpserver.New(mcpserver.Deps{
+		Search: s, Resources: l, Compare: c,
+		Rerank: cfg.Reranker != "none", AllowAnyHost: cfg.MCPAllowAnyHost, Log: log.Named("mcp"),
+	})
+}
+
+// mountMCP puts /mcp, /mcp/sse and /mcp/message on the API's engine (the
+// hosted build passes the engine grouped under its /api guard instead).
+// Taking *Server makes this stop hook run before the HTTP server's, so
+// open MCP streams end first and the graceful shutdown does not wait on them.
+func mountMCP(lc fx.Lifecycle, api *httpapi.API, m *mcpserver.Server, _ *Server) {
+	m.Mount(api.Engine())
+	lc.Append(fx.StopHook(m.Close))
 }
 
 // Server is the HTTP server; Addr is known once the app has started.
