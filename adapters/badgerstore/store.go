@@ -76,6 +76,17 @@ type Store struct {
 
 	stopGC chan struct{}
 	gcDone chan struct{}
+
+	// decoded caches resources by key with the Badger version they were
+	// decoded from: reads still go through a transaction (so they see
+	// exactly the committed state), but skip JSON decoding, which
+	// dominated the search path.
+	decoded sync.Map // string(key) -> cachedRecord
+}
+
+type cachedRecord struct {
+	version uint64
+	rec     ports.StoredResource
 }
 
 // Open opens (creating if needed) the store in dir.
@@ -192,6 +203,22 @@ func storeErr(op string, err error) error {
 	return core.Unavailablef(err, "store: %s: %v", op, err)
 }
 
+// decode returns the resource of item, from the decoded cache when the
+// cached copy has the item's version. Callers get their own copy.
+func (s *Store) decode(item *badger.Item) (ports.StoredResource, error) {
+	key := string(item.Key())
+	if c, ok := s.decoded.Load(key); ok && c.(cachedRecord).version == item.Version() {
+		r := c.(cachedRecord).rec
+		return ports.StoredResource{Resource: r.Resource.Clone(), Hash: r.Hash}, nil
+	}
+	r, err := decode(item)
+	if err != nil {
+		return r, err
+	}
+	s.decoded.Store(key, cachedRecord{version: item.Version(), rec: ports.StoredResource{Resource: r.Resource.Clone(), Hash: r.Hash}})
+	return r, nil
+}
+
 func decode(item *badger.Item) (ports.StoredResource, error) {
 	var rec record
 	err := item.Value(func(v []byte) error { return json.Unmarshal(v, &rec) })
@@ -202,7 +229,7 @@ func decode(item *badger.Item) (ports.StoredResource, error) {
 }
 
 // get reads one resource inside txn; found is false when the key is absent.
-func get(txn *badger.Txn, key core.Key) (ports.StoredResource, bool, error) {
+func (s *Store) get(txn *badger.Txn, key core.Key) (ports.StoredResource, bool, error) {
 	item, err := txn.Get(resKey(key.Catalog, key.ID))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return ports.StoredResource{}, false, nil
@@ -210,7 +237,7 @@ func get(txn *badger.Txn, key core.Key) (ports.StoredResource, bool, error) {
 	if err != nil {
 		return ports.StoredResource{}, false, storeErr("get "+key.String(), err)
 	}
-	r, err := decode(item)
+	r, err := s.decode(item)
 	return r, err == nil, err
 }
 
@@ -221,7 +248,7 @@ func (s *Store) Get(ctx context.Context, key core.Key) (res ports.StoredResource
 	}
 	defer s.leave()
 	err = s.db.View(func(txn *badger.Txn) error {
-		res, found, err = get(txn, key)
+		res, found, err = s.get(txn, key)
 		return err
 	})
 	return res, found, err
@@ -237,7 +264,7 @@ func (s *Store) GetMany(ctx context.Context, keys []core.Key) ([]ports.StoredRes
 	out := make([]ports.StoredResource, 0, len(keys))
 	err := s.db.View(func(txn *badger.Txn) error {
 		for _, k := range keys {
-			r, found, err := get(txn, k)
+			r, found, err := s.get(txn, k)
 			if err != nil {
 				return err
 			}
@@ -279,7 +306,7 @@ func (s *Store) Scan(ctx context.Context, catalog core.CatalogID, fn func(ports.
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r, err := decode(it.Item())
+			r, err := s.decode(it.Item())
 			if err != nil {
 				return err
 			}

@@ -359,3 +359,28 @@ func TestKVTTL(t *testing.T) {
 		t.Fatalf("Count = %d", n)
 	}
 }
+
+// TestDecodedCacheFollowsCommits checks the decoded-resource cache never
+// serves a stale version and hands out copies callers may change.
+func TestDecodedCacheFollowsCommits(t *testing.T) {
+	st, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	key := core.Key{Catalog: core.National, ID: "1"}
+	for i, name := range []string{"första", "andra", "tredje"} {
+		r := core.Resource{ID: "1", Catalog: core.National, NameSV: name, Conversions: map[string]float64{"kg/m³": float64(i)}}
+		if err := st.Apply(ctx, core.National, ports.Changes{Put: []ports.StoredResource{{Resource: r, Hash: name}}}); err != nil {
+			t.Fatal(err)
+		}
+		for j := 0; j < 2; j++ { // the second read comes from the cache
+			got, found, err := st.Get(ctx, key)
+			if err != nil || !found || got.Resource.NameSV != name || got.Hash != name || got.Resource.Conversions["kg/m³"] != float64(i) {
+				t.Fatalf("after write %d read %d: %+v %v", i, j, got, err)
+			}
+			got.Resource.Conversions["kg/m³"] = 99 // must not leak into the cache
+		}
+	}
+}
