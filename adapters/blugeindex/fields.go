@@ -3,10 +3,8 @@ package blugeindex
 import (
 	"strings"
 
-	"github.com/blugelabs/bluge/analysis"
-	"github.com/blugelabs/bluge/analysis/lang/da"
-	"github.com/blugelabs/bluge/analysis/lang/en"
-	"github.com/blugelabs/bluge/analysis/lang/sv"
+	blugesearch "github.com/blugelabs/bluge/search"
+	"github.com/blugelabs/bluge/search/similarity"
 
 	"github.com/climatesearch/climatesearch/core"
 )
@@ -15,6 +13,9 @@ import (
 // clients only choose sv or en; Danish texts come from the dkbr catalog.
 const danish core.Lang = "da"
 
+// exact tags the field of unstemmed words, which belongs to no language.
+const exact core.Lang = ""
+
 // Field names that are not free text.
 const (
 	fieldCatalog = "catalog" // keyword, for the catalog filter
@@ -22,14 +23,20 @@ const (
 )
 
 // Weights of the text fields: a match in a name says most about what a
-// resource is, the publisher's synonyms nearly as much, the category less,
-// and long descriptive texts least (they mention many other products).
+// resource is, the publisher's synonyms nearly as much, the category and the
+// BK04 classification less, and long descriptive texts least (they mention
+// many other products).
 const (
-	weightName          = 4.0
-	weightSynonyms      = 3.0
-	weightCategory      = 2.0
-	weightDescription   = 1.0
-	weightApplicability = 1.0
+	weightName           = 4.0
+	weightSynonyms       = 3.0
+	weightCategory       = 1.5
+	weightClassification = 1.5
+	// weightText is the description and applicability, one field per
+	// language (one clause per term, not two).
+	weightText = 0.5
+	// weightExact rewards the very word the user typed ("glazing", not
+	// only something that stems alike, such as "glazed").
+	weightExact = 2.0
 
 	// weightID makes a query equal to an id rank that resource first.
 	weightID = 10.0
@@ -40,15 +47,6 @@ const (
 	langBoost = 1.5
 )
 
-// Analyzers are stateless (tokenizer, lower-case, stop-word and snowball
-// filters keep no state between calls), so one of each is shared by
-// indexing and every concurrent query.
-var analyzers = map[core.Lang]*analysis.Analyzer{
-	core.Swedish: sv.Analyzer(),
-	core.English: en.NewAnalyzer(),
-	danish:       da.Analyzer(),
-}
-
 // textField is one analysed field of the index. The table below is the single
 // place that decides what is searchable, in which language and how strongly;
 // tuning adds or re-weights rows here.
@@ -56,7 +54,15 @@ type textField struct {
 	name   string
 	lang   core.Lang
 	weight float64
-	value  func(r *core.Resource) string
+	// label marks the short fields that name a resource (names, synonyms,
+	// categories, classification): their words are the vocabulary of typo
+	// correction, and the names are what the name coverage measures.
+	label bool
+	// list marks fields that are lists of alternatives (synonyms,
+	// categories): a list that names more alternatives is no weaker a
+	// match, so BM25 does not normalise their length.
+	list  bool
+	value func(r *core.Resource) string
 }
 
 // ownLang is the language of a catalog's untagged texts (Synonyms, Category):
@@ -79,25 +85,72 @@ func inOwnLang(lang core.Lang, get func(r *core.Resource) string) func(r *core.R
 	}
 }
 
+// nameField is the index in textFields of each language's name field.
+var nameField = map[core.Lang]int{}
+
 var textFields = []textField{
-	{"name_sv", core.Swedish, weightName, func(r *core.Resource) string { return r.NameSV }},
-	{"name_en", core.English, weightName, func(r *core.Resource) string { return r.NameEN }},
-	{"name_da", danish, weightName, func(r *core.Resource) string { return r.NameDA }},
+	{"name_sv", core.Swedish, weightName, true, false, func(r *core.Resource) string { return r.NameSV }},
+	{"name_en", core.English, weightName, true, false, func(r *core.Resource) string { return r.NameEN }},
+	{"name_da", danish, weightName, true, false, func(r *core.Resource) string { return r.NameDA }},
 
-	{"synonyms_sv", core.Swedish, weightSynonyms, inOwnLang(core.Swedish, func(r *core.Resource) string { return r.Synonyms })},
-	{"synonyms_da", danish, weightSynonyms, inOwnLang(danish, func(r *core.Resource) string { return r.Synonyms })},
-	{"synonyms_en", core.English, weightSynonyms, func(r *core.Resource) string { return r.SynonymsEN }},
+	{"synonyms_sv", core.Swedish, weightSynonyms, true, true, inOwnLang(core.Swedish, func(r *core.Resource) string { return r.Synonyms })},
+	{"synonyms_da", danish, weightSynonyms, true, true, inOwnLang(danish, func(r *core.Resource) string { return r.Synonyms })},
+	{"synonyms_en", core.English, weightSynonyms, true, true, func(r *core.Resource) string { return r.SynonymsEN }},
 
-	{"category_sv", core.Swedish, weightCategory, inOwnLang(core.Swedish, func(r *core.Resource) string { return r.Category })},
-	{"category_da", danish, weightCategory, inOwnLang(danish, func(r *core.Resource) string { return r.Category })},
-	{"category_en", core.English, weightCategory, func(r *core.Resource) string { return r.CategoryEN }},
+	{"category_sv", core.Swedish, weightCategory, true, true, inOwnLang(core.Swedish, func(r *core.Resource) string { return r.Category })},
+	{"category_da", danish, weightCategory, true, true, inOwnLang(danish, func(r *core.Resource) string { return r.Category })},
+	{"category_en", core.English, weightCategory, true, true, func(r *core.Resource) string { return r.CategoryEN }},
+	// BK04 is Swedish ("01301 Mineralull"): it groups glass and stone wool
+	// under the word users search them by.
+	{"bk04_sv", core.Swedish, weightClassification, true, true, func(r *core.Resource) string { return r.BK04 }},
 
-	{"description_sv", core.Swedish, weightDescription, func(r *core.Resource) string { return r.DescriptionSV }},
-	{"description_en", core.English, weightDescription, func(r *core.Resource) string { return r.DescriptionEN }},
-	{"description_da", danish, weightDescription, func(r *core.Resource) string { return r.DescriptionDA }},
+	// The long texts: what a resource is made of and what it is used for.
+	{"text_sv", core.Swedish, weightText, false, false, func(r *core.Resource) string {
+		return joinTexts(r.DescriptionSV, r.ApplicabilitySV)
+	}},
+	{"text_en", core.English, weightText, false, false, func(r *core.Resource) string {
+		return joinTexts(r.DescriptionEN, r.ApplicabilityEN)
+	}},
+	{"text_da", danish, weightText, false, false, func(r *core.Resource) string { return r.DescriptionDA }},
 
-	{"applicability_sv", core.Swedish, weightApplicability, func(r *core.Resource) string { return r.ApplicabilitySV }},
-	{"applicability_en", core.English, weightApplicability, func(r *core.Resource) string { return r.ApplicabilityEN }},
+	// exact holds the unstemmed words of every name and synonym list.
+	{"exact", exact, weightExact, false, true, func(r *core.Resource) string {
+		return joinTexts(r.NameSV, r.NameEN, r.NameDA, r.Synonyms, r.SynonymsEN)
+	}},
+}
+
+// joinTexts joins texts as separate lines, skipping empty ones.
+func joinTexts(texts ...string) string {
+	var b strings.Builder
+	for _, t := range texts {
+		if t = strings.TrimSpace(t); t != "" {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(t)
+		}
+	}
+	return b.String()
+}
+
+func init() {
+	for i, f := range textFields {
+		if strings.HasPrefix(f.name, "name_") {
+			nameField[f.lang] = i
+		}
+	}
+}
+
+// similarities returns bluge's per-field similarity: BM25 everywhere, without
+// length normalisation on list fields.
+func similarities() map[string]blugesearch.Similarity {
+	out := map[string]blugesearch.Similarity{}
+	for _, f := range textFields {
+		if f.list {
+			out[f.name] = similarity.NewBM25SimilarityBK1(0, 1.2)
+		}
+	}
+	return out
 }
 
 // idTerms are the keyword values under which a resource is found by id:

@@ -2,63 +2,48 @@ package blugeindex
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/climatesearch/climatesearch/adapters/boverket"
+	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
 	"github.com/climatesearch/climatesearch/core"
-	"github.com/climatesearch/climatesearch/test/shareddata"
 )
 
-// loadNational maps the publisher's 02.06 Swedish export into resources with
-// just the searchable texts. It is deliberately tiny so this package's tests
-// depend on nothing but core, ports and the shared data.
-func loadNational(tb testing.TB) []core.Resource {
+// loadCatalog maps the publisher's real exports (02.06 Swedish, 02.07
+// English) with the project's own mapping, as the service ingests them: 235
+// bilingual resources with names, descriptions, applicability, synonyms and
+// categories in both languages. Test files may import another adapter; the
+// package itself may not.
+func loadCatalog(tb testing.TB) []core.Resource {
 	tb.Helper()
-	var export struct {
-		Resources []struct {
-			ResourceID  json.Number `json:"ResourceId"`
-			Name        string
-			Names       struct{ SV, EN string }
-			Synonyms    string
-			Description string `json:"TechnologyDescriptionAndIncludedProcesses"`
-			Applicable  string `json:"TechnologicalApplicability"`
-			Categories  []struct{ ClassificationType, Text string }
+	catalogOnce.Do(func() {
+		sv, err := boverket.DecodeExport(boverkettest.LoadExport(tb, boverkettest.Export0206SV))
+		if err != nil {
+			tb.Fatal(err)
 		}
+		en, err := boverket.DecodeExport(boverkettest.LoadExport(tb, boverkettest.Export0207EN))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		catalog = boverket.Merge(sv, en).Resources
+	})
+	if len(catalog) != 235 {
+		tb.Fatalf("loaded %d resources, want 235", len(catalog))
 	}
-	if err := json.Unmarshal(shareddata.Read(tb, "data", "boverket", "02.06.000-sv-se.json"), &export); err != nil {
-		tb.Fatal(err)
-	}
-	out := make([]core.Resource, 0, len(export.Resources))
-	for _, e := range export.Resources {
-		r := core.Resource{
-			ID:              e.ResourceID.String(),
-			Catalog:         core.National,
-			NameSV:          e.Names.SV,
-			NameEN:          e.Names.EN,
-			Synonyms:        e.Synonyms,
-			DescriptionSV:   e.Description,
-			ApplicabilitySV: e.Applicable,
-		}
-		if r.NameSV == "" {
-			r.NameSV = e.Name
-		}
-		for _, c := range e.Categories {
-			if c.ClassificationType == "Boverket" {
-				r.Category = c.Text
-				break
-			}
-		}
-		r.Normalize()
-		out = append(out, r)
-	}
-	if len(out) != 228 {
-		tb.Fatalf("loaded %d resources, want 228", len(out))
+	out := make([]core.Resource, len(catalog))
+	for i := range catalog {
+		out[i] = catalog[i].Clone()
 	}
 	return out
 }
+
+var (
+	catalogOnce sync.Once
+	catalog     []core.Resource
+)
 
 func newIndex(tb testing.TB, rs []core.Resource) *Index {
 	tb.Helper()
@@ -99,7 +84,7 @@ func wantFirst(t *testing.T, x *Index, q core.TextQuery, id string) {
 }
 
 func TestSearchRealData(t *testing.T) {
-	x := newIndex(t, loadNational(t))
+	x := newIndex(t, loadCatalog(t))
 
 	wantFirst(t, x, core.TextQuery{Text: "spånskiva", Lang: core.Swedish}, "6000000000")
 	wantFirst(t, x, core.TextQuery{Text: "particle board", Lang: core.English}, "6000000000")
@@ -125,7 +110,7 @@ func TestSearchRealData(t *testing.T) {
 }
 
 func TestSearchLimitAndOrder(t *testing.T) {
-	x := newIndex(t, loadNational(t))
+	x := newIndex(t, loadCatalog(t))
 
 	got := search(t, x, core.TextQuery{Text: "betong"})
 	if len(got) != core.DefaultLimit {
@@ -180,7 +165,7 @@ func TestLangBoostDoesNotExclude(t *testing.T) {
 
 func TestUpsertAndRemove(t *testing.T) {
 	ctx := context.Background()
-	rs := loadNational(t)
+	rs := loadCatalog(t)
 	x := newIndex(t, rs)
 	key := core.Key{Catalog: core.National, ID: "6000000168"}
 
@@ -202,7 +187,9 @@ func TestUpsertAndRemove(t *testing.T) {
 			r = c.Clone()
 		}
 	}
-	r.NameSV, r.NameEN, r.Synonyms, r.DescriptionSV, r.ApplicabilitySV = "Kvastskaft", "Broomstick", "", "", ""
+	r.NameSV, r.NameEN, r.Synonyms, r.SynonymsEN = "Kvastskaft", "Broomstick", "", ""
+	r.DescriptionSV, r.DescriptionEN, r.ApplicabilitySV, r.ApplicabilityEN = "", "", "", ""
+	r.Category, r.CategoryEN, r.BK04 = "", "", ""
 	if err := x.Upsert(ctx, []core.Resource{r}); err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +256,7 @@ func TestClosed(t *testing.T) {
 // touched, so every search must still find it.
 func TestConcurrentSearchAndWrite(t *testing.T) {
 	ctx := context.Background()
-	rs := loadNational(t)
+	rs := loadCatalog(t)
 	x := newIndex(t, rs)
 
 	var churn []core.Resource

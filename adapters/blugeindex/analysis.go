@@ -1,0 +1,342 @@
+package blugeindex
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blugelabs/bluge/analysis"
+	"github.com/blugelabs/bluge/analysis/lang/da"
+	"github.com/blugelabs/bluge/analysis/lang/en"
+	"github.com/blugelabs/bluge/analysis/lang/sv"
+
+	"github.com/climatesearch/climatesearch/core"
+)
+
+// The analysis of this package is its own rather than a bluge analyzer chain
+// because it needs the catalog's vocabulary (the compound dictionary), marks
+// what each term is (a word, a compound part, a code written together), and
+// must treat index and query text exactly alike. bluge receives the finished
+// tokens (see fixedTokens).
+//
+// The pipeline of one text in one language:
+//
+//  1. Chunks: runs of letters and digits, where pieces glued by a connector
+//     without spaces ("C30/37", "KL-trä", "42,5", "mono-Si", "3-glas") stay
+//     one chunk. Everything else ("%", brackets, spaces, commas between
+//     words) separates chunks, so "97 %" and "97%" both give 97.
+//  2. Lower case; stop words of the language are dropped.
+//  3. Terms of a chunk: each piece (c30, 37), and for a chunk of several
+//     pieces the pieces joined (c3037), so a code matches as written
+//     ("C30/37"), spaced ("C30 37") and joined ("C3037").
+//  4. Compound parts: a word of the language is split into words of the
+//     catalog's own vocabulary (glasull -> glas + ull, armeringsstål ->
+//     armering + stål); the whole word stays a term too, so an exact match
+//     still scores more. The letters opening an alphanumeric piece
+//     (HVO100 -> hvo) are a part as well.
+//  5. Every term is stemmed with the language's Snowball stemmer.
+
+// termKind tells what a term stands for.
+type termKind uint8
+
+const (
+	// kindWord is a word, or one piece of a code.
+	kindWord termKind = iota
+	// kindJoined is a code's pieces written together, or (query only) two
+	// adjacent query words that the catalog writes as one word.
+	kindJoined
+	// kindPart is a part of a compound word, or the letters that open an
+	// alphanumeric piece.
+	kindPart
+)
+
+// term is one analysed term of a text. unit numbers the chunks of the text
+// that produced terms: the word units a name coverage counts.
+type term struct {
+	text string
+	unit int
+	kind termKind
+}
+
+// chunk is a word or a code: pieces of letters and digits glued by
+// connectors without spaces.
+type chunk struct {
+	pieces []string // lower case
+}
+
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Mn, r)
+}
+
+// isConnector tells whether r glues the pieces on either side into one chunk.
+func isConnector(r rune) bool {
+	switch r {
+	case '-', '/', '.', ',', '\'', '’', '+', '&', '_', '\u2010', '\u2011', '\u2013':
+		return true
+	}
+	return false
+}
+
+// splitChunks cuts text into chunks. A connector glues only when a word
+// character is on both sides: "Sandwich-" or "a / b" do not glue. An
+// English possessive ("Falu's") loses its s.
+func splitChunks(text string) []chunk {
+	var out []chunk
+	var pieces []string
+	start := -1 // start of the current piece
+	flush := func() {
+		if len(pieces) > 0 {
+			out = append(out, chunk{pieces: pieces})
+			pieces = nil
+		}
+	}
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if isWordRune(r) {
+			if start < 0 {
+				start = i
+			}
+			i += size
+			continue
+		}
+		if start >= 0 {
+			pieces = append(pieces, strings.ToLower(text[start:i]))
+			start = -1
+			rest := text[i+size:]
+			if (r == '\'' || r == '’') && isPossessive(rest) {
+				flush()
+				i += size + 1
+				continue
+			}
+			if next, _ := utf8.DecodeRuneInString(rest); isConnector(r) && isWordRune(next) {
+				i += size
+				continue
+			}
+		}
+		flush()
+		i += size
+	}
+	if start >= 0 {
+		pieces = append(pieces, strings.ToLower(text[start:]))
+	}
+	flush()
+	return out
+}
+
+// isPossessive tells whether rest (the text after an apostrophe) is a lone s.
+func isPossessive(rest string) bool {
+	if len(rest) == 0 || (rest[0] != 's' && rest[0] != 'S') {
+		return false
+	}
+	next, _ := utf8.DecodeRuneInString(rest[1:])
+	return len(rest) == 1 || !isWordRune(next)
+}
+
+// language is the analysis of one language.
+type language struct {
+	lang  core.Lang
+	stop  analysis.TokenMap
+	stem  analysis.TokenFilter
+	links []string // linking morphemes allowed between compound parts
+	// suffixes are inflection and derivation endings, never compound heads.
+	suffixes map[string]bool
+	// induceModifiers lets the compound dictionary learn left parts.
+	induceModifiers bool
+}
+
+// languages are the analysed languages; Swedish and Danish glue compound
+// parts with an s (konstruktion-s-stål), English writes few compounds
+// (glasswool, plasterboard) and never links them.
+var languages = []*language{
+	{
+		lang: core.Swedish, stop: withStop(sv.StopWords(), "ca", "cirka", "dvs", "etc", "exkl", "fler", "inkl", "mer", "mm", "samt", "även"), stem: sv.StemmerFilter(), links: []string{"s"},
+		suffixes: set("ad", "ade", "ande", "ar", "are", "arna", "as", "ast", "aste", "at", "en", "ende", "ens",
+			"er", "era", "erad", "erade", "erat", "ering", "eringen", "erna", "ers", "et", "ets", "ell", "ella",
+			"ellt", "else", "het", "heten", "ig", "iga", "igt", "ing", "ingar", "ingen", "isk", "iska", "iskt",
+			"lig", "liga", "ligt", "ning", "ningar", "ningen", "or", "orna", "tion", "ioner"),
+		induceModifiers: true,
+	},
+	{
+		lang: core.English, stop: withStop(en.StopWords(), "approx", "etc", "excl", "incl"), stem: en.StemmerFilter(),
+		suffixes: set("able", "ation", "ations", "ed", "ence", "er", "ers", "es", "ful", "ies", "ing", "ings",
+			"ism", "ist", "ity", "ive", "ize", "ise", "led", "less", "ly", "ment", "ments", "ness", "ous", "ure"),
+	},
+	{
+		lang: danish, stop: withStop(da.StopWords(), "ca", "ekskl", "etc", "inkl", "mv"), stem: da.StemmerFilter(), links: []string{"s", "e"},
+		suffixes: set("ede", "ende", "ene", "er", "erne", "eret", "erede", "else", "hed", "heden", "ing", "inger",
+			"isk", "iske", "lig", "lige", "ning", "ningen", "tion"),
+		induceModifiers: true,
+	},
+}
+
+// withStop adds abbreviations and quantity words that say nothing about a
+// product to a stop list.
+func withStop(m analysis.TokenMap, ws ...string) analysis.TokenMap {
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
+}
+
+// exactLanguage analyses the exact field: words as written (lower case), no
+// stemming, no compound parts, the stop words of every language dropped.
+var exactLanguage = &language{lang: exact, stop: func() analysis.TokenMap {
+	m := analysis.TokenMap{}
+	for _, la := range languages {
+		for w := range la.stop {
+			m[w] = true
+		}
+	}
+	return m
+}()}
+
+// analysed lists the analyses a query goes through: each language and the
+// exact words.
+var analysed = append(append([]*language(nil), languages...), exactLanguage)
+
+func set(ws ...string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
+}
+
+func languageOf(l core.Lang) *language {
+	for _, la := range analysed {
+		if la.lang == l {
+			return la
+		}
+	}
+	return nil
+}
+
+// stemOf stems one lower-case word.
+func (la *language) stemOf(w string) string {
+	if la.stem == nil {
+		return w
+	}
+	tok := analysis.Token{Term: []byte(w)}
+	out := la.stem.Filter(analysis.TokenStream{&tok})
+	if len(out) == 0 {
+		return w
+	}
+	return string(out[0].Term)
+}
+
+// isStop tells whether w is a stop word of the language.
+func (la *language) isStop(w string) bool { return la.stop[w] }
+
+// isLetters tells whether w holds letters only.
+func isLetters(w string) bool {
+	for _, r := range w {
+		if !unicode.IsLetter(r) && !unicode.Is(unicode.Mn, r) {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// letterPrefix returns the letters that open an alphanumeric piece, when
+// they are at least minLetterPrefix long and digits follow: hvo100 -> hvo.
+func letterPrefix(w string) string {
+	for i, r := range w {
+		if !unicode.IsLetter(r) {
+			if utf8.RuneCountInString(w[:i]) >= minLetterPrefix && unicode.IsDigit(r) {
+				return w[:i]
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+const minLetterPrefix = 3
+
+// langLex is what the lexicon knows of one language: its compound
+// dictionary and the stems of the catalog's words, computed once.
+type langLex struct {
+	words map[string]bool // the catalog's words in the language
+	dict  *compoundDict
+	stems map[string]string
+	// splits holds the compound parts of the catalog's words (nil: none).
+	splits map[string][]string
+}
+
+// split returns the compound parts of w, from the lexicon's splits when it
+// knows w.
+func (lx *langLex) split(w string) []string {
+	if lx == nil {
+		return nil
+	}
+	if parts, ok := lx.splits[w]; ok || lx.words[w] {
+		return parts
+	}
+	return lx.dict.split(w)
+}
+
+// stemWith stems w, from the lexicon's stems when it knows w.
+func (la *language) stemWith(lx *langLex, w string) string {
+	if lx != nil {
+		if s, ok := lx.stems[w]; ok {
+			return s
+		}
+	}
+	return la.stemOf(w)
+}
+
+// analyze turns text into terms of the language. lx brings the compound
+// dictionary (nil: no compound splitting).
+func (la *language) analyze(text string, lx *langLex) []term {
+	return la.analyzeChunks(splitChunks(text), lx)
+}
+
+// analyzeChunks analyses text already cut into chunks.
+func (la *language) analyzeChunks(chunks []chunk, lx *langLex) []term {
+	var out []term
+	unit := 0
+	for _, c := range chunks {
+		kept := c.pieces[:0:0]
+		for _, p := range c.pieces {
+			if !la.isStop(p) {
+				kept = append(kept, p)
+			}
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		if len(c.pieces) > 1 {
+			out = append(out, term{text: la.stemWith(lx, strings.Join(c.pieces, "")), unit: unit, kind: kindJoined})
+		}
+		for _, p := range kept {
+			out = append(out, term{text: la.stemWith(lx, p), unit: unit, kind: kindWord})
+			for _, part := range lx.split(p) {
+				out = append(out, term{text: la.stemWith(lx, part), unit: unit, kind: kindPart})
+			}
+			if lp := letterPrefix(p); lp != "" && la.stem != nil {
+				out = append(out, term{text: la.stemWith(lx, lp), unit: unit, kind: kindPart})
+			}
+		}
+		unit++
+	}
+	return out
+}
+
+// fixedTokens is a bluge analyzer that returns tokens analysed beforehand:
+// documents are analysed by this package (with the dictionary of the moment)
+// and bluge only indexes the result.
+type fixedTokens []term
+
+func (f fixedTokens) Analyze([]byte) analysis.TokenStream {
+	out := make(analysis.TokenStream, len(f))
+	last := -1
+	for i, t := range f {
+		incr := 0
+		if t.unit != last {
+			incr = 1
+			last = t.unit
+		}
+		out[i] = &analysis.Token{Term: []byte(t.text), PositionIncr: incr, Type: analysis.AlphaNumeric}
+	}
+	return out
+}
