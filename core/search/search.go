@@ -62,6 +62,7 @@ func New(cfg Config, store ports.ResourceStore, text ports.TextIndex, vectors *e
 // candidate is a key with its place in each retrieval list.
 type candidate struct {
 	key                  core.Key
+	ref                  string // key.String(), for cheap deterministic ties
 	ftsRank, vecRank     int
 	ftsScore, vecScore   float64
 	fused                float64
@@ -184,7 +185,7 @@ func fuse(fts, vec []core.Scored, w float64) []*candidate {
 	get := func(k core.Key) *candidate {
 		c, ok := byKey[k]
 		if !ok {
-			c = &candidate{key: k}
+			c = &candidate{key: k, ref: k.String()}
 			byKey[k] = c
 			out = append(out, c)
 		}
@@ -208,7 +209,7 @@ func fuse(fts, vec []core.Scored, w float64) []*candidate {
 		if ba, bb := bestRank(a), bestRank(b); ba != bb {
 			return ba < bb
 		}
-		return a.key.String() < b.key.String()
+		return a.ref < b.ref
 	})
 	return out
 }
@@ -227,7 +228,13 @@ func bestRank(c *candidate) int {
 func (s *Service) resolve(ctx context.Context, cands []*candidate, req core.SearchRequest, need int) ([]*candidate, error) {
 	var kept []*candidate
 	for start := 0; start < len(cands) && len(kept) < need; {
-		end := min(len(cands), start+max(2*(need-len(kept)), 16))
+		// Fetch what the page still needs plus a little slack for withdrawn
+		// or filtered-out candidates; with filters, larger steps.
+		step := need - len(kept) + 2
+		if req.Category != "" || req.Unit != "" {
+			step = max(step, 64)
+		}
+		end := min(len(cands), start+step)
 		keys := make([]core.Key, 0, end-start)
 		for _, c := range cands[start:end] {
 			keys = append(keys, c.key)
