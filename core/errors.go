@@ -26,7 +26,9 @@ type Error struct {
 	Msg  string
 	// Candidates lists the catalogs of an ambiguous bare id.
 	Candidates []CatalogID
-	Err        error
+	// Problems lists, row by row, why a file cannot be loaded as mapped.
+	Problems []FileProblem
+	Err      error
 }
 
 func (e *Error) Error() string {

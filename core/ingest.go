@@ -51,6 +51,11 @@ type IngestResult struct {
 	// Errors records why earlier sources failed before this one answered
 	// (e.g. the JSON API was down and the Excel fallback was used).
 	Errors []string `json:"errors,omitempty"`
+	// DryRun marks a result that was computed but not written.
+	DryRun bool `json:"dry_run,omitempty"`
+	// Changes names, per new or changed resource, the fields that change
+	// (dry runs only).
+	Changes []ResourceChange `json:"changes,omitempty"`
 }
 
 // CatalogMeta is what the store keeps about each catalog.

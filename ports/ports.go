@@ -6,6 +6,7 @@ package ports
 
 import (
 	"context"
+	"time"
 
 	"github.com/climatesearch/climatesearch/core"
 )
@@ -102,4 +103,31 @@ type Ingester interface {
 	RunUpstream(ctx context.Context, catalog core.CatalogID) (core.IngestResult, error)
 	// ApplyBatch upserts operator-supplied resources.
 	ApplyBatch(ctx context.Context, batch core.ResourceBatch) (core.IngestResult, error)
+}
+
+// FileParser reads uploaded spreadsheets (CSV, XLSX, XLS) and maps their
+// columns to resources.
+type FileParser interface {
+	// Parse reads a file for a preview: format, headers, a sample, row count.
+	Parse(filename string, data []byte, sheet string) (core.FileTable, error)
+	// Map turns the file into a release with the column map (field -> header).
+	// Problems, when any, list why the file cannot be loaded; the release is then unusable.
+	Map(filename string, data []byte, sheet string, catalog core.CatalogID, mapping map[string]string, version string) (core.Release, []core.FileProblem, error)
+	// Schema lists every mappable Resource field.
+	Schema() []core.SchemaField
+	// Suggest proposes a column map for headers it recognises.
+	Suggest(headers []string) map[string]string
+}
+
+// FileStash keeps uploaded files for a while, across restarts.
+type FileStash interface {
+	Stash(ctx context.Context, id string, f core.StashedFile, ttl time.Duration) error
+	// Stashed returns a stashed file; found is false once it expired.
+	Stashed(ctx context.Context, id string) (f core.StashedFile, found bool, err error)
+}
+
+// FileIngester previews and applies uploaded files.
+type FileIngester interface {
+	Preview(ctx context.Context, filename string, data []byte, sheet string) (core.IngestPreview, error)
+	IngestFile(ctx context.Context, req core.FileRequest) (core.IngestResult, error)
 }

@@ -194,7 +194,7 @@ func (s *Service) loadFixture(ctx context.Context, catalog core.CatalogID, fix p
 	if n > 0 {
 		return core.IngestResult{}, false, nil
 	}
-	res, err := s.applyLocked(ctx, rel, started)
+	res, err := s.applyLocked(ctx, rel, started, false)
 	return res, err == nil, err
 }
 
@@ -214,16 +214,22 @@ func (s *Service) Apply(ctx context.Context, rel core.Release) (core.IngestResul
 }
 
 func (s *Service) apply(ctx context.Context, rel core.Release, started time.Time) (core.IngestResult, error) {
+	return s.applyMode(ctx, rel, started, false)
+}
+
+func (s *Service) applyMode(ctx context.Context, rel core.Release, started time.Time, dryRun bool) (core.IngestResult, error) {
 	mu, ok := s.applyMu[rel.Catalog]
 	if !ok {
 		return core.IngestResult{}, core.Invalidf("unknown catalog %q", rel.Catalog)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return s.applyLocked(ctx, rel, started)
+	return s.applyLocked(ctx, rel, started, dryRun)
 }
 
-func (s *Service) applyLocked(ctx context.Context, rel core.Release, started time.Time) (core.IngestResult, error) {
+// applyLocked diffs the release against the store and, unless dryRun,
+// writes it. A dry run reports the same counts plus each change's fields.
+func (s *Service) applyLocked(ctx context.Context, rel core.Release, started time.Time, dryRun bool) (core.IngestResult, error) {
 	cat := rel.Catalog
 	info := core.CatalogInfo(cat)
 	existing := map[string]ports.StoredResource{}
@@ -268,6 +274,16 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 			res.Upserted++
 			res.Changed = append(res.Changed, r.Ref())
 			toIndex = append(toIndex, r)
+			if dryRun {
+				ch := core.ResourceChange{Ref: r.Ref(), New: !had}
+				if had {
+					ch.Fields = core.ChangedFields(&old.Resource, &r)
+					if old.Resource.Withdrawn {
+						ch.Fields = append(ch.Fields, "withdrawn")
+					}
+				}
+				res.Changes = append(res.Changes, ch)
+			}
 		default:
 			res.Unchanged++
 			if sameStored(old.Resource, r) {
@@ -290,6 +306,10 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	}
 	res.Skipped = res.Unchanged + res.Rejected
 	res.FinishedAt = s.now().UTC()
+	if dryRun {
+		res.DryRun = true
+		return res, nil
+	}
 
 	meta.Catalog = cat
 	if rel.Version != "" {
@@ -331,9 +351,14 @@ func sameStored(old, r core.Resource) bool {
 }
 
 // originOf builds the product-sheet link of a national resource.
+// A catalog without public sheets has no origin; a national resource whose
+// category code is unknown keeps a link an operator supplied.
 func (s *Service) originOf(r *core.Resource) string {
-	if !core.CatalogInfo(r.Catalog).HasOrigin || r.CategoryCode == "" || s.cfg.OriginBase == "" {
+	if !core.CatalogInfo(r.Catalog).HasOrigin {
 		return ""
+	}
+	if r.CategoryCode == "" || s.cfg.OriginBase == "" {
+		return r.Origin
 	}
 	return strings.TrimRight(s.cfg.OriginBase, "/") + "/detaljer/" + r.CategoryCode + "/" + r.ID
 }

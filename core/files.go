@@ -1,0 +1,119 @@
+package core
+
+import (
+	"encoding/json"
+	"sort"
+	"time"
+)
+
+// PreviewTTL is how long an uploaded file stays usable through its preview_id.
+const PreviewTTL = 30 * time.Minute
+
+// DefaultMaxUpload is the default upload limit of file ingests.
+const DefaultMaxUpload = 32 << 20
+
+// FileTable describes an uploaded file as read: its format, its headers and
+// a sample of its rows as strings.
+type FileTable struct {
+	Format           string     `json:"format"`
+	Sheets           []string   `json:"sheets,omitempty"`
+	Sheet            string     `json:"sheet,omitempty"`
+	Headers          []string   `json:"headers"`
+	Sample           [][]string `json:"sample"`
+	Rows             int        `json:"rows"`
+	Delimiter        string     `json:"delimiter,omitempty"`
+	DecimalSeparator string     `json:"decimal_separator,omitempty"`
+	Encoding         string     `json:"encoding,omitempty"`
+}
+
+// SchemaField is one mappable Resource field of an ingest preview.
+type SchemaField struct {
+	Field string `json:"field"`
+	Label string `json:"label"`
+}
+
+// IngestPreview answers POST /admin/ingest/preview.
+type IngestPreview struct {
+	PreviewID string        `json:"preview_id"`
+	Filename  string        `json:"filename"`
+	Headers   []string      `json:"headers"`
+	Sample    [][]string    `json:"sample"`
+	Schema    []SchemaField `json:"schema"`
+	// Beyond the specification: how the file was read, and a suggested map.
+	Format           string            `json:"format"`
+	Sheets           []string          `json:"sheets,omitempty"`
+	Sheet            string            `json:"sheet,omitempty"`
+	Delimiter        string            `json:"delimiter,omitempty"`
+	DecimalSeparator string            `json:"decimal_separator,omitempty"`
+	Encoding         string            `json:"encoding,omitempty"`
+	Rows             int               `json:"rows"`
+	SuggestedMap     map[string]string `json:"suggested_map,omitempty"`
+	ExpiresAt        time.Time         `json:"expires_at"`
+}
+
+// FileProblem is one reason a file cannot be loaded as mapped.
+type FileProblem struct {
+	Row    int    `json:"row,omitempty"`
+	Column string `json:"column,omitempty"`
+	Msg    string `json:"message"`
+}
+
+// StashedFile is an uploaded file kept for a later apply.
+type StashedFile struct {
+	Filename string `json:"filename"`
+	Data     []byte `json:"data"`
+}
+
+// FileRequest asks to ingest a file, uploaded now or stashed by a preview.
+type FileRequest struct {
+	Catalog   CatalogID
+	Version   string
+	Sheet     string
+	PreviewID string
+	Filename  string
+	Data      []byte
+	Mapping   map[string]string
+	DryRun    bool
+}
+
+// ResourceChange names what an ingest changes in one resource.
+type ResourceChange struct {
+	Ref    string   `json:"id"`
+	New    bool     `json:"new,omitempty"`
+	Fields []string `json:"fields,omitempty"`
+}
+
+// ChangedFields lists the JSON names of the content fields that differ
+// between two versions of a resource (what the content hash covers).
+func ChangedFields(old, new *Resource) []string {
+	a, b := contentFields(old), contentFields(new)
+	var out []string
+	for k, v := range b {
+		if string(a[k]) != string(v) {
+			out = append(out, k)
+		}
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// notContent are Resource JSON fields outside the content hash.
+var notContent = map[string]bool{"id": true, "catalog": true, "name": true, "description": true,
+	"version": true, "source": true, "origin": true, "category_code": true, "withdrawn": true}
+
+func contentFields(r *Resource) map[string]json.RawMessage {
+	b, _ := json.Marshal(r) // plain data: cannot fail
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(b, &m)
+	for k := range m {
+		if notContent[k] {
+			delete(m, k)
+		}
+	}
+	return m
+}

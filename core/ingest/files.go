@@ -1,0 +1,132 @@
+package ingest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+// sampleRows is how many rows a preview shows.
+const sampleRows = 10
+
+// Files previews and applies uploaded files through the one apply path.
+type Files struct {
+	ingest *Service
+	parser ports.FileParser
+	stash  ports.FileStash
+}
+
+var _ ports.FileIngester = (*Files)(nil)
+
+// NewFiles returns the file ingest service.
+func NewFiles(in *Service, parser ports.FileParser, stash ports.FileStash) *Files {
+	return &Files{ingest: in, parser: parser, stash: stash}
+}
+
+// Preview reads a file, stashes it for PreviewTTL and answers its headers,
+// a sample, the mappable fields and a suggested column map.
+func (f *Files) Preview(ctx context.Context, filename string, data []byte, sheet string) (core.IngestPreview, error) {
+	t, err := f.parser.Parse(filename, data, sheet)
+	if err != nil {
+		return core.IngestPreview{}, err
+	}
+	id, err := newPreviewID()
+	if err != nil {
+		return core.IngestPreview{}, err
+	}
+	if err := f.stash.Stash(ctx, id, core.StashedFile{Filename: filename, Data: data}, core.PreviewTTL); err != nil {
+		return core.IngestPreview{}, core.Unavailablef(err, "stashing the file failed")
+	}
+	sample := t.Sample
+	if len(sample) > sampleRows {
+		sample = sample[:sampleRows]
+	}
+	return core.IngestPreview{
+		PreviewID: id, Filename: filename, Headers: t.Headers, Sample: sample, Schema: f.parser.Schema(),
+		Format: t.Format, Sheets: t.Sheets, Sheet: t.Sheet, Delimiter: t.Delimiter,
+		DecimalSeparator: t.DecimalSeparator, Encoding: t.Encoding, Rows: t.Rows,
+		SuggestedMap: f.parser.Suggest(t.Headers), ExpiresAt: f.ingest.now().Add(core.PreviewTTL).UTC(),
+	}, nil
+}
+
+// IngestFile maps a file (uploaded now or stashed by a preview) and applies
+// it whole, or reports what it would do (DryRun). A file with any problem is
+// refused whole and changes nothing.
+func (f *Files) IngestFile(ctx context.Context, req core.FileRequest) (core.IngestResult, error) {
+	if len(req.Data) == 0 && req.PreviewID == "" {
+		return core.IngestResult{}, core.Invalidf("send a file (multipart field file) or the preview_id of a preview")
+	}
+	if len(req.Data) > 0 && req.PreviewID != "" {
+		return core.IngestResult{}, core.Invalidf("send either a file or a preview_id, not both")
+	}
+	if req.PreviewID != "" {
+		if !validPreviewID(req.PreviewID) {
+			return core.IngestResult{}, core.Invalidf("preview_id %q is not one this service issues", req.PreviewID)
+		}
+		st, found, err := f.stash.Stashed(ctx, req.PreviewID)
+		if err != nil {
+			return core.IngestResult{}, core.Unavailablef(err, "reading the stashed file failed")
+		}
+		if !found {
+			return core.IngestResult{}, core.NotFoundf("preview %s is unknown or expired (previews last %s); upload the file again", req.PreviewID, core.PreviewTTL)
+		}
+		req.Filename, req.Data = st.Filename, st.Data
+	}
+	if len(req.Mapping) == 0 {
+		return core.IngestResult{}, core.Invalidf("no column map: send map.<field>=<header> fields, at least map.id, map.name and map.a1a3")
+	}
+	rel, problems, err := f.parser.Map(req.Filename, req.Data, req.Sheet, req.Catalog, req.Mapping, strings.TrimSpace(req.Version))
+	if err != nil {
+		return core.IngestResult{}, err
+	}
+	if len(problems) > 0 {
+		msgs := make([]string, 0, 3)
+		for _, p := range problems[:min(3, len(problems))] {
+			msgs = append(msgs, describe(p))
+		}
+		return core.IngestResult{}, &core.Error{Kind: core.KindInvalid, Problems: problems,
+			Msg: fmt.Sprintf("file refused, nothing stored: %d problem(s), first: %s", len(problems), strings.Join(msgs, "; "))}
+	}
+	rel.Catalog, rel.Origin, rel.Complete = req.Catalog, core.OriginFile, false
+	return f.ingest.applyMode(ctx, rel, f.ingest.now(), req.DryRun)
+}
+
+func describe(p core.FileProblem) string {
+	var b strings.Builder
+	if p.Row > 0 {
+		fmt.Fprintf(&b, "row %d", p.Row)
+	}
+	if p.Column != "" {
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "column %q", p.Column)
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+func newPreviewID() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "pv_" + hex.EncodeToString(b), nil
+}
+
+func validPreviewID(id string) bool {
+	h, ok := strings.CutPrefix(id, "pv_")
+	if !ok || len(h) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
+}
