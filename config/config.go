@@ -33,6 +33,7 @@ type Config struct {
 	LogLevel       string
 	ShutdownGrace  time.Duration
 
+	MaxUpload       int64
 	Embedder        string
 	VectorWeight    string
 	EmbedderURL     string
@@ -92,6 +93,28 @@ func dur(p func(*Config) *time.Duration) func(*Config, string) error {
 	}
 }
 
+// size parses a byte size such as 32MiB, 500KiB or 1048576.
+func size(p func(*Config) *int64) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		num, mul := v, int64(1)
+		for _, u := range []struct {
+			suffix string
+			mul    int64
+		}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+			if n, ok := strings.CutSuffix(v, u.suffix); ok {
+				num, mul = strings.TrimSpace(n), u.mul
+				break
+			}
+		}
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil || n <= 0 || n > (1<<40)/mul {
+			return fmt.Errorf("want a positive size such as 32MiB, got %q", v)
+		}
+		*p(c) = n * mul
+		return nil
+	}
+}
+
 func boolean(p func(*Config) *bool) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		b, err := strconv.ParseBool(v)
@@ -119,6 +142,7 @@ var settings = []setting{
 	{"log-format", "SERVICE_LOG_FORMAT", "auto", "json, console, or auto (console on a terminal, json otherwise)", str(func(c *Config) *string { return &c.LogFormat })},
 	{"log-level", "SERVICE_LOG_LEVEL", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
 	{"shutdown-grace", "SERVICE_SHUTDOWN_GRACE", "10s", "time in-flight requests get on SIGINT/SIGTERM", dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
+	{"max-upload", "SERVICE_MAX_UPLOAD", "32MiB", "largest spreadsheet accepted by /admin/ingest/preview and /admin/ingest/file (e.g. 32MiB, 500KiB)", size(func(c *Config) *int64 { return &c.MaxUpload })},
 	{"embedder", "SERVICE_EMBEDDER", "hash", "vectors: hash (offline, lexical n-grams), openai (an OpenAI-compatible /v1/embeddings server) or none", str(func(c *Config) *string { return &c.Embedder })},
 	{"vector-weight", "SERVICE_VECTOR_WEIGHT", "auto", "weight of the vector list in the fusion (1 = plain RRF); auto = 0.5 for the lexical hash embedder, 1 for a model", str(func(c *Config) *string { return &c.VectorWeight })},
 	{"embedder-url", "SERVICE_EMBEDDER_URL", "", "base URL of the embeddings server (openai), e.g. http://127.0.0.1:8000/v1", str(func(c *Config) *string { return &c.EmbedderURL })},

@@ -31,6 +31,8 @@ type Deps struct {
 	Resources  ports.Resources
 	Compare    ports.Comparer
 	Ingest     ports.Ingester
+	Files      ports.FileIngester
+	MaxUpload  int64
 	OpenAPI    []byte
 	SwaggerUI  fs.FS
 	AdminToken string
@@ -73,6 +75,8 @@ func New(d Deps) *API {
 	admin := e.Group("/admin", a.adminGuard)
 	admin.POST("/ingest/run", a.ingestRun)
 	admin.POST("/resources", a.batch)
+	admin.POST("/ingest/preview", a.ingestPreview)
+	admin.POST("/ingest/file", a.ingestFile)
 	return a
 }
 
@@ -86,8 +90,9 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.engine.Serve
 // errorBody is the specification's Error object; Catalogs names the
 // candidates of an ambiguous bare id.
 type errorBody struct {
-	Error    string           `json:"error"`
-	Catalogs []core.CatalogID `json:"catalogs,omitempty"`
+	Error    string             `json:"error"`
+	Catalogs []core.CatalogID   `json:"catalogs,omitempty"`
+	Problems []core.FileProblem `json:"problems,omitempty"`
 }
 
 func writeError(c *gin.Context, status int, msg string) {
@@ -108,6 +113,8 @@ func (a *API) fail(c *gin.Context, err error) {
 		status = http.StatusConflict
 	case core.KindUnauthorized:
 		status = http.StatusUnauthorized
+	case core.KindTooLarge:
+		status = http.StatusRequestEntityTooLarge
 	case core.KindUnavailable:
 		status = http.StatusServiceUnavailable
 		if strings.HasPrefix(c.Request.URL.Path, "/admin/ingest/run") {
@@ -116,7 +123,7 @@ func (a *API) fail(c *gin.Context, err error) {
 	}
 	body := errorBody{Error: err.Error()}
 	if ce != nil {
-		body.Catalogs = ce.Candidates
+		body.Catalogs, body.Problems = ce.Candidates, ce.Problems
 	}
 	if status >= 500 {
 		a.d.Log.Error("request failed", zap.String("path", c.Request.URL.Path), zap.Int("status", status), zap.Error(err))
