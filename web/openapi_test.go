@@ -66,6 +66,8 @@ func TestOpenAPIOperations(t *testing.T) {
 		{"/api/resources/compare", "GET", []string{"200", "400", "404", "409", "503"}, false},
 		{"/admin/ingest/run", "POST", []string{"200", "400", "401", "409", "502"}, true},
 		{"/admin/resources", "POST", []string{"200", "400", "401", "413", "415", "503"}, true},
+		{"/admin/ingest/preview", "POST", []string{"200", "400", "401", "413", "415", "503"}, true},
+		{"/admin/ingest/file", "POST", []string{"200", "400", "401", "404", "413", "415", "503"}, true},
 	}
 	documented := map[string]bool{}
 	for _, tc := range tests {

@@ -25,6 +25,7 @@ import (
 	"github.com/climatesearch/climatesearch/adapters/boverket"
 	"github.com/climatesearch/climatesearch/adapters/demosnapshot"
 	"github.com/climatesearch/climatesearch/adapters/embedder"
+	"github.com/climatesearch/climatesearch/adapters/filereader"
 	"github.com/climatesearch/climatesearch/adapters/hnsw"
 	"github.com/climatesearch/climatesearch/adapters/httpapi"
 	"github.com/climatesearch/climatesearch/adapters/logevents"
@@ -66,6 +67,7 @@ func Parts(cfg config.Config, log *zap.Logger) fx.Option {
 			newReranker,
 			newVectors,
 			newIngest,
+			newFiles,
 			lookup.New,
 			func(l *lookup.Service) *compare.Service { return compare.New(l) },
 			func(cfg config.Config) search.Config { return search.Config{VectorWeight: cfg.VectorWeightValue()} },
@@ -106,6 +108,10 @@ func NewLogger(cfg config.Config) (*zap.Logger, error) {
 
 func newSlog(log *zap.Logger) *slog.Logger {
 	return slog.New(zapslog.NewHandler(log.Core(), zapslog.WithName("core")))
+}
+
+func newFiles(cfg config.Config, in *ingest.Service, st *badgerstore.Store) *ingest.Files {
+	return ingest.NewFiles(in, filereader.Parser{Limits: filereader.Limits{MaxBytes: cfg.MaxUpload}}, st)
 }
 
 func newEmbedder(cfg config.Config) (ports.Embedder, error) {
@@ -212,9 +218,9 @@ func startIngest(lc fx.Lifecycle, svc *ingest.Service, vec *embedding.Syncer, lo
 	})
 }
 
-func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, in *ingest.Service) *httpapi.API {
+func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, in *ingest.Service, files *ingest.Files) *httpapi.API {
 	return httpapi.New(httpapi.Deps{
-		Search: s, Resources: l, Compare: c, Ingest: in,
+		Search: s, Resources: l, Compare: c, Ingest: in, Files: files, MaxUpload: cfg.MaxUpload,
 		OpenAPI: web.OpenAPI(), SwaggerUI: web.SwaggerUI(),
 		AdminToken: cfg.AdminToken, Log: log.Named("http"),
 	})

@@ -1,0 +1,74 @@
+package filereader
+
+import (
+	"errors"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+// previewSample is how many rows a preview table carries.
+const previewSample = 10
+
+// Parser implements ports.FileParser with the readers of this package.
+type Parser struct {
+	Limits Limits
+}
+
+var _ ports.FileParser = Parser{}
+
+// Parse reads a file for a preview.
+func (p Parser) Parse(filename string, data []byte, sheet string) (core.FileTable, error) {
+	t, err := Read(filename, data, sheet, p.Limits)
+	if err != nil {
+		return core.FileTable{}, limitKind(err)
+	}
+	return core.FileTable{
+		Format: t.Format, Sheets: t.Sheets, Sheet: t.Sheet, Headers: t.Headers, Sample: t.Sample(previewSample),
+		Rows: len(t.Rows), Delimiter: t.Delimiter, DecimalSeparator: t.DecimalSeparator, Encoding: t.Encoding,
+	}, nil
+}
+
+// Map reads a file and maps its columns to resources.
+func (p Parser) Map(filename string, data []byte, sheet string, catalog core.CatalogID, mapping map[string]string, version string) (core.Release, []core.FileProblem, error) {
+	t, err := Read(filename, data, sheet, p.Limits)
+	if err != nil {
+		return core.Release{}, nil, limitKind(err)
+	}
+	rep, err := Map(t, catalog, mapping, version)
+	if len(rep.Problems) > 0 {
+		out := make([]core.FileProblem, len(rep.Problems))
+		for i, pr := range rep.Problems {
+			out[i] = core.FileProblem{Row: pr.Row, Column: pr.Column, Msg: pr.Msg}
+		}
+		return core.Release{}, out, nil
+	}
+	if err != nil {
+		return core.Release{}, nil, err
+	}
+	return rep.Release, nil, nil
+}
+
+// Schema lists the mappable fields.
+func (Parser) Schema() []core.SchemaField {
+	fs := Fields()
+	out := make([]core.SchemaField, len(fs))
+	for i, f := range fs {
+		out[i] = core.SchemaField{Field: f.Field, Label: f.Label}
+	}
+	return out
+}
+
+// Suggest proposes a column map.
+func (Parser) Suggest(headers []string) map[string]string { return Suggest(headers) }
+
+// limitKind turns an exceeded limit into a 413-kind error.
+func limitKind(err error) error {
+	var ce *core.Error
+	if errors.Is(err, ErrLimit) && errors.As(err, &ce) {
+		c := *ce
+		c.Kind = core.KindTooLarge
+		return &c
+	}
+	return err
+}
