@@ -18,6 +18,7 @@ const (
 	KindUnavailable            // a dependency (the publisher, the store) failed (502/503)
 	KindUnauthorized           // admin token missing or wrong (401)
 	KindBusy                   // an ingest of the catalog is already running (409)
+	KindTooLarge               // an upload exceeds a limit (413)
 )
 
 // Error is a failure with a kind and a message a person can act on.
