@@ -15,12 +15,12 @@
 //
 // Transaction size: Badger caps one transaction at 15% of the memtable size
 // in bytes and at that budget divided by a skiplist node size in entries.
-// With the 16 MiB memtable used here that is 2,516,582 bytes and 26,214
-// entries. Records of 256 bytes or more live in the value log and cost only
-// their key plus ~24 bytes of the byte budget, so for real resources the
-// entry count binds: one Apply takes up to 26,211 resources plus the meta
-// (measured). Only records under 256 bytes, which are stored inline, can
-// lower that, to about 8,500 in the worst case. An Apply over the limit fails
+// With the 64 MiB memtable used here (sized so one file of 100,000 rows
+// applies atomically) that is about 10 MB and 104,857 entries. Records of
+// 256 bytes or more live in the value log and cost only their key plus ~24
+// bytes of the byte budget, so for real resources the entry count binds:
+// one Apply takes about 104,800 resources plus the meta. Only records under
+// 256 bytes, which are stored inline, can lower that. An Apply over the limit fails
 // with a KindInvalid error that wraps badger.ErrTxnTooBig, and writes nothing.
 package badgerstore
 
@@ -52,7 +52,7 @@ const (
 
 	// memTableSize bounds the memory of the write path (two memtables) and
 	// the transaction size (15% of it); see the package comment.
-	memTableSize = 16 << 20
+	memTableSize = 64 << 20
 	// valueThreshold sends almost every resource record to the value log,
 	// so a transaction's byte budget is spent on keys, not on resource JSON.
 	valueThreshold = 256

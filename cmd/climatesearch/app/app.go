@@ -260,7 +260,7 @@ func NewServer(lc fx.Lifecycle, cfg config.Config, api *httpapi.API, log *zap.Lo
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      120 * time.Second,
+		WriteTimeout:      10 * time.Minute, // a 100,000-row file ingest takes tens of seconds
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}}

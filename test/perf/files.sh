@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# test/perf/files.sh: time and peak memory of previewing and applying the
+# BR25 workbook and a generated 100,000-row CSV (semicolon, decimal comma)
+# through the running binary. Prints one line per step.
+#   test/perf/files.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+shared=${CLIMATESEARCH_SHARED:-../shared}
+work=$(mktemp -d)
+trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+go build -o "$work/climatesearch" ./cmd/climatesearch
+python3 - "$work/gen100k.csv" <<'PY'
+import random, sys
+random.seed(1)
+with open(sys.argv[1], 'w') as f:
+    f.write('Sorterings ID;Navn DK;Navn DE/ENG;Global Opvarmning, modul A1-A3;Deklareret enhed (FU);Masse faktor\n')
+    for i in range(100000):
+        v = ('%.3f' % random.uniform(-50, 900)).replace('.', ',')
+        f.write(f'#T{i:06d};Produkt {i} beton klasse {i%40};Product {i};{v};m3;{random.randint(100,2500)}\n')
+PY
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+SERVICE_ADDR=127.0.0.1:$port SERVICE_DATA_DIR=$work/data SERVICE_BOOT_INGEST=false SERVICE_INGEST_INTERVAL=0 \
+  SERVICE_LOG_LEVEL=warn SERVICE_MAX_UPLOAD=64MiB "$work/climatesearch" 2>"$work/log" &
+pid=$!
+until curl -sf "http://127.0.0.1:$port/healthz" >/dev/null; do sleep 0.05; done
+base="http://127.0.0.1:$port"
+hwm() { awk '/VmHWM/{print $2/1024 " MiB"}' /proc/$pid/status; }
+step() { # name, curl args...
+  local name=$1; shift
+  local t0=$(date +%s.%N)
+  curl -sf -o "$work/out.json" "$@" || { echo "$name failed: $(cat "$work/out.json" 2>/dev/null | head -c 300)"; exit 1; }
+  local t1=$(date +%s.%N)
+  printf '%-28s %7.0f ms   peak RSS so far %s\n' "$name" "$(echo "($t1-$t0)*1000" | bc)" "$(hwm)"
+}
+echo "idle                                   peak RSS so far $(hwm)"
+step "preview BR25 xlsx" -F "file=@$shared/data/dkbr/br25-tabel7-2025.xlsx" "$base/admin/ingest/preview"
+map25=(-F "map.id=Sorterings ID" -F "map.name=Navn DK" -F "map.name_en=Navn DE/ENG" -F "map.a1a3=Global Opvarmning, modul A1-A3" -F "map.unit=Deklareret enhed (FU)" -F "map.conversion_value=Masse faktor" -F "map.conversion_unit=Masse enhed" -F version=BR25)
+step "apply BR25 xlsx (504)" "${map25[@]}" -F "file=@$shared/data/dkbr/br25-tabel7-2025.xlsx" "$base/admin/ingest/file?catalog=dkbr"
+step "preview 100k-row CSV" -F "file=@$work/gen100k.csv" "$base/admin/ingest/preview"
+map100=(-F "map.id=Sorterings ID" -F "map.name=Navn DK" -F "map.name_en=Navn DE/ENG" -F "map.a1a3=Global Opvarmning, modul A1-A3" -F "map.unit=Deklareret enhed (FU)" -F "map.conversion_value=Masse faktor" -F version=GEN)
+step "dry run 100k-row CSV" "${map100[@]}" -F "file=@$work/gen100k.csv" "$base/admin/ingest/file?catalog=dkbr&dry_run=true"
+step "apply 100k-row CSV" "${map100[@]}" -F "file=@$work/gen100k.csv" "$base/admin/ingest/file?catalog=dkbr"
+step "search after 100k" "$base/api/search?q=beton&databases=dkbr"
