@@ -125,6 +125,12 @@ func (a *API) fail(c *gin.Context, err error) {
 	if ce != nil {
 		body.Catalogs, body.Problems = ce.Candidates, ce.Problems
 	}
+	if c.Request.Context().Err() != nil {
+		// The client went away; the failure is theirs, not an outage.
+		a.d.Log.Debug("client gone", zap.String("path", c.Request.URL.Path), zap.Error(err))
+		c.AbortWithStatus(499)
+		return
+	}
 	if status >= 500 {
 		a.d.Log.Error("request failed", zap.String("path", c.Request.URL.Path), zap.Int("status", status), zap.Error(err))
 		if status == http.StatusInternalServerError {

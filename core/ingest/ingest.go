@@ -354,6 +354,7 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 			s.log.Info("background embedding done", "catalog", cat, "vectors", n, "took", s.now().Sub(start).String())
 		}()
 	}
+	res.FinishedAt = s.now().UTC() // the answer's time includes the write and the index update
 	s.log.Info("ingest applied", "catalog", cat, "origin", res.Origin, "version", res.Version,
 		"seen", res.Seen, "upserted", res.Upserted, "unchanged", res.Unchanged, "rejected", res.Rejected, "withdrawn", res.Withdrawn)
 	if res.Upserted > 0 {
