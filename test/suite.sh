@@ -10,6 +10,19 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq "${need_apt[@]}"; else sudo apt-get update -qq && sudo apt-get install -y -qq "${need_apt[@]}"; fi
 fi
 
+# --- MCP clients (test/mcp) -------------------------------------------------
+# The MCP Inspector CLI, the official conformance suite and the Node 22
+# runtime they run on, pinned by test/mcp/package-lock.json; installed when
+# node_modules is missing or older than the lock file.
+if [ ! -d test/mcp/node_modules ] || [ test/mcp/package-lock.json -nt test/mcp/node_modules/.package-lock.json ]; then
+  if ! command -v npm >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq npm; else sudo apt-get update -qq && sudo apt-get install -y -qq npm; fi
+  fi
+  echo "== npm ci (test/mcp)"
+  (cd test/mcp && npm ci --no-audit --no-fund)
+fi
+# --- end MCP clients ---------------------------------------------------------
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
@@ -17,3 +30,10 @@ echo "== go vet"
 go vet ./...
 echo "== go test"
 go test -race -count=1 -timeout 20m ./... "$@"
+
+# Bounded fuzzing of the spreadsheet readers and the column mapping; new
+# crashers land in adapters/filereader/testdata/fuzz and fail the run.
+echo "== fuzz (adapters/filereader)"
+for f in FuzzReadCSV FuzzReadXLSX FuzzReadXLS FuzzMap; do
+  go test -run '^$' -fuzz "^${f}\$" -fuzztime "${FUZZTIME:-10s}" -fuzzminimizetime 2s ./adapters/filereader/
+done

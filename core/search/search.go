@@ -21,7 +21,7 @@ import (
 const (
 	// minDepth is how many candidates each list contributes at least, so
 	// fusion sees more than one page.
-	minDepth = 50
+	minDepth = 20
 	// filterDepth is the depth when filters may discard most candidates.
 	filterDepth = 1000
 	// rerankWindow is how many fused candidates the reranker sees at least.
