@@ -1,0 +1,226 @@
+package mcpserver
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/climatesearch/climatesearch/core"
+)
+
+// The text renderings are for clients that read only a tool result's text:
+// short, with the values an answer needs and the attribution. The
+// structured content carries every field.
+
+const notAffiliated = "climatesearch is not affiliated with the publisher."
+
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func catalogList(cs []core.CatalogID) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = string(c)
+	}
+	return strings.Join(s, ", ")
+}
+
+// label is "Name [catalog:id]".
+func label(r *core.Resource) string {
+	if r.Name == "" {
+		return "[" + r.Ref() + "]"
+	}
+	return r.Name + " [" + r.Ref() + "]"
+}
+
+// perUnit is the GWP unit of a resource's values.
+func perUnit(r *core.Resource) string {
+	if r.GWPUnit != "" {
+		return r.GWPUnit
+	}
+	if r.Unit != "" {
+		return "kg CO2e/" + r.Unit
+	}
+	return "kg CO2e per declared unit"
+}
+
+func searchText(resp core.SearchResponse, catalogs []core.CatalogID) string {
+	var b strings.Builder
+	if len(resp.Results) == 0 {
+		fmt.Fprintf(&b, "No resources match %q (lang %s; catalogs %s). Try other or fewer words, a synonym, or the other language (lang sv or en).\n",
+			resp.Query, resp.Lang, catalogList(catalogs))
+	} else {
+		fmt.Fprintf(&b, "%d %s for %q (lang %s; catalogs %s), best first:\n", len(resp.Results), plural(len(resp.Results), "resource", "resources"), resp.Query, resp.Lang, catalogList(catalogs))
+		for i := range resp.Results {
+			h := &resp.Results[i]
+			fmt.Fprintf(&b, "%d. %s", i+1, label(&h.Resource))
+			if h.A1A3 != nil {
+				fmt.Fprintf(&b, ": A1-A3 typical %s %s", fmtNum(*h.A1A3), perUnit(&h.Resource))
+				if h.A1A3Conservative != nil {
+					fmt.Fprintf(&b, " (conservative %s)", fmtNum(*h.A1A3Conservative))
+				}
+			}
+			if h.Origin != "" {
+				fmt.Fprintf(&b, "; product sheet %s", h.Origin)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	for _, n := range resp.Notes {
+		fmt.Fprintf(&b, "Note: %s\n", n)
+	}
+	fmt.Fprintf(&b, "Source: %s\n", resp.Source)
+	b.WriteString("Every value of each hit is in the structured content; get_resource_details returns one resource, compare_resources states two in one unit.")
+	return b.String()
+}
+
+func detailsText(r *core.Resource, lang core.Lang) string {
+	var b strings.Builder
+	b.WriteString(label(r))
+	if other := otherName(r); other != "" && other != r.Name {
+		fmt.Fprintf(&b, " (%s)", other)
+	}
+	b.WriteByte('\n')
+	if r.Withdrawn {
+		b.WriteString("Withdrawn: no longer in the publisher's latest release.\n")
+	}
+	var facts []string
+	cat := first(r.Category, r.CategoryEN)
+	if lang == core.English {
+		cat = first(r.CategoryEN, r.Category)
+	}
+	if c := cat; c != "" {
+		facts = append(facts, "category "+c)
+	}
+	if r.Unit != "" {
+		facts = append(facts, "declared unit "+r.Unit)
+	}
+	if r.Version != "" {
+		facts = append(facts, "release "+r.Version)
+	}
+	if len(facts) > 0 {
+		b.WriteString(upper(strings.Join(facts, "; ")) + "\n")
+	}
+	var vals []string
+	for _, v := range []struct {
+		name string
+		p    *float64
+	}{{"A1-A3 typical", r.A1A3}, {"A1-A3 conservative", r.A1A3Conservative}, {"A4", r.A4}, {"A5.1", r.A51}} {
+		if v.p != nil {
+			vals = append(vals, v.name+" "+fmtNum(*v.p))
+		}
+	}
+	if len(vals) > 0 {
+		fmt.Fprintf(&b, "%s (%s)\n", strings.Join(vals, "; "), perUnit(r))
+	}
+	if len(r.Conversions) > 0 {
+		keys := make([]string, 0, len(r.Conversions))
+		for k := range r.Conversions {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for i, k := range keys {
+			keys[i] = k + " " + fmtNum(r.Conversions[k])
+		}
+		fmt.Fprintf(&b, "Conversions: %s\n", strings.Join(keys, ", "))
+	}
+	if r.Description != "" {
+		fmt.Fprintf(&b, "Description: %s\n", clip(r.Description, 300))
+	}
+	if r.Origin != "" {
+		fmt.Fprintf(&b, "Product sheet: %s\n", r.Origin)
+	}
+	fmt.Fprintf(&b, "Source: %s. %s", strings.TrimSuffix(r.Source, "."), notAffiliated)
+	return b.String()
+}
+
+func compareText(c *core.Comparison) string {
+	var b strings.Builder
+	if c.Incomparable {
+		fmt.Fprintf(&b, "a %s (declared per %s) and b %s (declared per %s) share no unit: they are incomparable as they stand. "+
+			"Call compare_resources again with a unit both can be restated in (see each resource's conversions), or compare other resources.\n",
+			label(&c.A), orDash(c.A.Unit), label(&c.B), orDash(c.B.Unit))
+		fmt.Fprintf(&b, "Source: %s", c.Source)
+		return b.String()
+	}
+	per := "kg CO2e per " + c.Unit
+	fmt.Fprintf(&b, "%s per %s:\n", impactName(c.Impact), c.Unit)
+	fmt.Fprintf(&b, "a %s: %s %s\n", label(&c.A), fmtNum(c.ValueA), per)
+	fmt.Fprintf(&b, "b %s: %s %s\n", label(&c.B), fmtNum(c.ValueB), per)
+	fmt.Fprintf(&b, "a - b = %s %s; ", fmtNum(c.DeltaA1A3), per)
+	switch {
+	case c.ValueA < c.ValueB:
+		fmt.Fprintf(&b, "a (%s) has the lower impact.\n", c.A.Ref())
+	case c.ValueB < c.ValueA:
+		fmt.Fprintf(&b, "b (%s) has the lower impact.\n", c.B.Ref())
+	default:
+		b.WriteString("equal impact.\n")
+	}
+	fmt.Fprintf(&b, "Source: %s", c.Source)
+	return b.String()
+}
+
+func impactName(i core.Impact) string {
+	switch i {
+	case core.ImpactConservative:
+		return "Conservative A1-A3 (GWP-GHG)"
+	case core.ImpactA4:
+		return "A4 transport to site (GWP-GHG)"
+	case core.ImpactA51:
+		return "A5.1 construction-site waste (GWP-GHG)"
+	}
+	return "Typical A1-A3 (GWP-GHG)"
+}
+
+// otherName is the name in the language not shown first.
+func otherName(r *core.Resource) string {
+	if r.Name == r.NameSV {
+		return first(r.NameEN, r.NameDA)
+	}
+	return first(r.NameSV, r.NameDA)
+}
+
+func first(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func upper(s string) string {
+	if s == "" {
+		return s
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	return strings.ToUpper(string(r)) + s[n:]
+}
+
+// clip shortens s to at most n characters at a word boundary.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	rs := []rune(s)[:n]
+	out := string(rs)
+	if i := strings.LastIndexByte(out, ' '); i > n/2 {
+		out = out[:i]
+	}
+	return out + "…"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

