@@ -6,6 +6,7 @@ package compare
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -85,14 +86,14 @@ func (s *Service) Compare(ctx context.Context, req core.CompareRequest) (core.Co
 
 // side names which argument a lookup failure is about.
 func side(name string, err error) error {
-	var e *core.Error
-	if ce, ok := err.(*core.Error); ok {
+	var ce *core.Error
+	if errors.As(err, &ce) {
 		c := *ce
-		c.Msg = name + ": " + ce.Msg
-		e = &c
-		return e
+		c.Msg = name + ": " + ce.Error()
+		c.Err = nil // already in the message
+		return &c
 	}
-	return err
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 func uniq(a, b core.CatalogID) []core.CatalogID {
