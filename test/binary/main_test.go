@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +26,7 @@ import (
 	"time"
 
 	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
+	"github.com/climatesearch/climatesearch/test/testbin"
 )
 
 // patience bounds every wait so a hung process fails the test instead of the
@@ -43,43 +43,14 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	root, err := findRepoRoot()
+	bin, root, cleanup, err := testbin.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "binary tests:", err)
 		return 1
 	}
-	repoRoot = root
-	dir, err := os.MkdirTemp("", "climatesearch-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "binary tests:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	binPath = filepath.Join(dir, "climatesearch")
-	build := exec.Command("go", "build", "-o", binPath, "./cmd/climatesearch")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "binary tests: go build ./cmd/climatesearch: %v\n%s", err, out)
-		return 1
-	}
+	defer cleanup()
+	binPath, repoRoot = bin, root
 	return m.Run()
-}
-
-func findRepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // ---------------------------------------------------------------------------

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
+	"github.com/climatesearch/climatesearch/test/testbin"
 )
 
 // patience bounds every wait; a safety net, never an expectation of speed.
@@ -50,24 +51,13 @@ func run(m *testing.M) int {
 		return 1
 	}
 	mcpDir = wd
-	repoRoot = filepath.Clean(filepath.Join(wd, "..", ".."))
-	if _, err := os.Stat(filepath.Join(repoRoot, "go.mod")); err != nil {
-		fmt.Fprintln(os.Stderr, "mcp tests: go.mod not found two levels up:", err)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "climatesearch-mcp-")
+	bin, root, cleanup, err := testbin.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcp tests:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	binPath = filepath.Join(dir, "climatesearch")
-	build := exec.Command("go", "build", "-o", binPath, "./cmd/climatesearch")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "mcp tests: go build ./cmd/climatesearch: %v\n%s", err, out)
-		return 1
-	}
+	defer cleanup()
+	binPath, repoRoot = bin, root
 	return m.Run()
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/climatesearch/climatesearch/test/testbin"
 )
 
 // EnvVar overrides the location of the shared directory (the one that holds
@@ -51,18 +53,9 @@ func Read(tb testing.TB, elem ...string) []byte {
 
 func repoRoot(tb testing.TB) string {
 	tb.Helper()
-	dir, err := os.Getwd()
+	root, err := testbin.RepoRoot()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatal("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
+	return root
 }
