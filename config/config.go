@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/climatesearch/climatesearch/core"
 )
 
 // Config is everything the process can be told.
@@ -49,6 +51,13 @@ type Config struct {
 
 	// MCPAllowAnyHost turns off the DNS-rebinding protection of /mcp.
 	MCPAllowAnyHost bool
+
+	WebhookURLs         []string
+	WebhookSecret       string
+	WebhookAllowPrivate bool
+	WebhookTimeout      time.Duration
+	WebhookBackoff      time.Duration
+	WebhookRetryFor     time.Duration
 
 	// from records where each setting came from (env name -> "-flag" or
 	// the env name), so errors name what the user actually set.
@@ -155,6 +164,20 @@ var settings = []setting{
 	{"reranker-key", "SERVICE_RERANKER_KEY", "", "bearer key of the reranker, if it needs one", str(func(c *Config) *string { return &c.RerankerKey })},
 	{"reranker-flavor", "SERVICE_RERANKER_FLAVOR", "cohere", "wire flavour of /rerank: cohere (documents; also Jina) or tei (texts)", str(func(c *Config) *string { return &c.RerankerFlavor })},
 	{"reranker-timeout", "SERVICE_RERANKER_TIMEOUT", "5s", "bound on one rerank request", dur(func(c *Config) *time.Duration { return &c.RerankerTimeout })},
+	{"webhook-url", "SERVICE_WEBHOOK_URL", "", "comma-separated webhook URLs that receive every event, on top of the destinations stored with /admin/webhooks", func(c *Config, v string) error {
+		c.WebhookURLs = nil
+		for _, u := range strings.Split(v, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				c.WebhookURLs = append(c.WebhookURLs, u)
+			}
+		}
+		return nil
+	}},
+	{"webhook-secret", "SERVICE_WEBHOOK_SECRET", "", "signing secret of the SERVICE_WEBHOOK_URL destinations: whsec_ followed by base64 of 24-64 random bytes", str(func(c *Config) *string { return &c.WebhookSecret })},
+	{"webhook-allow-private", "SERVICE_WEBHOOK_ALLOW_PRIVATE", "false", "true lets webhooks reach loopback, private, link-local and metadata addresses (refused by default, also at delivery time)", boolean(func(c *Config) *bool { return &c.WebhookAllowPrivate })},
+	{"webhook-timeout", "SERVICE_WEBHOOK_TIMEOUT", "10s", "bound on one webhook delivery attempt", dur(func(c *Config) *time.Duration { return &c.WebhookTimeout })},
+	{"webhook-backoff", "SERVICE_WEBHOOK_BACKOFF", "5s", "delay before the first retry of a failed delivery; doubles per attempt up to 1h, with jitter", dur(func(c *Config) *time.Duration { return &c.WebhookBackoff })},
+	{"webhook-retry-for", "SERVICE_WEBHOOK_RETRY_FOR", "24h", "how long a failed delivery is retried before it is marked failed", dur(func(c *Config) *time.Duration { return &c.WebhookRetryFor })},
 	{"mcp-allow-any-host", "SERVICE_MCP_ALLOW_ANY_HOST", "false", "true turns off the DNS-rebinding protection of /mcp (a request arriving over loopback must carry a localhost Host, 403 otherwise); only behind a reverse proxy on the same host that forwards the public Host", boolean(func(c *Config) *bool { return &c.MCPAllowAnyHost })},
 }
 
@@ -256,6 +279,26 @@ func (c Config) validate() error {
 	}
 	if c.RerankerFlavor != "cohere" && c.RerankerFlavor != "tei" {
 		return fmt.Errorf("invalid %s %q: use cohere or tei", c.name("SERVICE_RERANKER_FLAVOR"), c.RerankerFlavor)
+	}
+	for _, u := range c.WebhookURLs {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("invalid %s %q: want absolute http(s) URLs separated by commas", c.name("SERVICE_WEBHOOK_URL"), u)
+		}
+	}
+	if len(c.WebhookURLs) > 0 || c.WebhookSecret != "" {
+		if _, err := core.ParseSecret(c.WebhookSecret); err != nil {
+			return fmt.Errorf("invalid %s: %v (required with SERVICE_WEBHOOK_URL: receivers verify signatures with it)", c.name("SERVICE_WEBHOOK_SECRET"), err)
+		}
+	}
+	if c.WebhookTimeout <= 0 || c.WebhookTimeout > 5*time.Minute {
+		return fmt.Errorf("invalid %s %s: use a duration in (0, 5m]", c.name("SERVICE_WEBHOOK_TIMEOUT"), c.WebhookTimeout)
+	}
+	if c.WebhookBackoff <= 0 || c.WebhookBackoff > time.Hour {
+		return fmt.Errorf("invalid %s %s: use a duration in (0, 1h]", c.name("SERVICE_WEBHOOK_BACKOFF"), c.WebhookBackoff)
+	}
+	if c.WebhookRetryFor <= 0 {
+		return fmt.Errorf("invalid %s: must be positive", c.name("SERVICE_WEBHOOK_RETRY_FOR"))
 	}
 	switch c.LogFormat {
 	case "auto", "json", "console":

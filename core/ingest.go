@@ -115,17 +115,6 @@ const (
 	EventIngestFailed       EventType = "ingest.failed"
 )
 
-// Event is a domain event the ingest service publishes through a port.
-type Event struct {
-	Type       EventType     `json:"type"`
-	OccurredAt time.Time     `json:"occurred_at"`
-	Catalog    CatalogID     `json:"catalog"`
-	Result     *IngestResult `json:"result,omitempty"`
-	// Changed lists prefixed ids of resources whose content hash changed.
-	Changed []string `json:"changed,omitempty"`
-	Error   string   `json:"error,omitempty"`
-}
-
 // Health is the answer of /healthz.
 type Health struct {
 	Status string `json:"status"`

@@ -19,10 +19,14 @@ type StoredResource struct {
 	Hash     string
 }
 
-// Changes is one atomic write: every Put and the Meta land together or not at all.
+// Changes is one atomic write: every Put, the Meta and the Events land
+// together or not at all.
 type Changes struct {
 	Put  []StoredResource
 	Meta *core.CatalogMeta
+	// Events go to the webhook outbox in the same transaction, so a change
+	// is never stored without its event (see WebhookStore.RecordEvent).
+	Events []core.Event
 }
 
 // ResourceStore is the durable source of truth. Resources are never deleted;
@@ -67,7 +71,10 @@ type CatalogSource interface {
 	Fetch(ctx context.Context) (core.Release, error)
 }
 
-// EventPublisher carries domain events out of the core (logs now, webhooks later).
+// EventPublisher carries domain events out of the core. Publish records the
+// event durably before it returns (idempotent by event id: an event already
+// written through Changes.Events is not recorded twice) and schedules its
+// delivery.
 type EventPublisher interface {
 	Publish(ctx context.Context, ev core.Event) error
 }

@@ -23,6 +23,19 @@ if [ ! -d test/mcp/node_modules ] || [ test/mcp/package-lock.json -nt test/mcp/n
 fi
 # --- end MCP clients ---------------------------------------------------------
 
+# --- Standard Webhooks receiver (test/webhooks) -----------------------------
+# The reference JavaScript library that verifies the Go sender's signatures,
+# pinned by test/webhooks/package-lock.json; installed when node_modules is
+# missing or older than the lock file.
+if [ ! -d test/webhooks/node_modules ] || [ test/webhooks/package-lock.json -nt test/webhooks/node_modules/.package-lock.json ]; then
+  if ! command -v npm >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq npm; else sudo apt-get update -qq && sudo apt-get install -y -qq npm; fi
+  fi
+  echo "== npm ci (test/webhooks)"
+  (cd test/webhooks && npm ci --no-audit --no-fund)
+fi
+# --- end Standard Webhooks receiver -----------------------------------------
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"reflect"
 	"regexp"
@@ -68,6 +69,13 @@ func TestOpenAPIOperations(t *testing.T) {
 		{"/admin/resources", "POST", []string{"200", "400", "401", "413", "415", "503"}, true},
 		{"/admin/ingest/preview", "POST", []string{"200", "400", "401", "413", "415", "503"}, true},
 		{"/admin/ingest/file", "POST", []string{"200", "400", "401", "404", "413", "415", "503"}, true},
+		{"/admin/webhooks", "GET", []string{"200", "400", "401", "503"}, true},
+		{"/admin/webhooks", "POST", []string{"201", "400", "401", "409", "413", "503"}, true},
+		{"/admin/webhooks/{id}", "GET", []string{"200", "400", "401", "404", "503"}, true},
+		{"/admin/webhooks/{id}", "PATCH", []string{"200", "400", "401", "404", "409", "413", "503"}, true},
+		{"/admin/webhooks/{id}", "DELETE", []string{"204", "400", "401", "404", "409", "503"}, true},
+		{"/admin/webhooks/{id}/test", "POST", []string{"200", "400", "401", "404", "503"}, true},
+		{"/admin/webhooks/{id}/deliveries", "GET", []string{"200", "400", "401", "404", "503"}, true},
 	}
 	documented := map[string]bool{}
 	for _, tc := range tests {
@@ -100,10 +108,15 @@ func TestOpenAPIOperations(t *testing.T) {
 					t.Errorf("%s: no description", code)
 					continue
 				}
-				if code == "302" {
+				if code == "302" || code == "201" {
 					loc := resp.Headers["Location"]
 					if loc == nil || loc.Value == nil || !loc.Value.Required {
-						t.Errorf("302: required Location header missing")
+						t.Errorf("%s: required Location header missing", code)
+					}
+				}
+				if code == "302" || code == "204" {
+					if len(resp.Content) != 0 {
+						t.Errorf("%s: documents a body", code)
 					}
 					continue
 				}
@@ -239,6 +252,17 @@ func TestOpenAPIParameters(t *testing.T) {
 		body.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/ResourceBatch" {
 		t.Error("/admin/resources: want required application/json ResourceBatch body")
 	}
+	dl := param("/admin/webhooks/{id}/deliveries", "GET", "limit")
+	if s := dl.Schema.Value; !s.Type.Is("integer") || s.Min == nil || *s.Min != 1 || s.Max == nil || *s.Max != core.MaxDeliveryLog || s.Default != float64(core.DefaultDeliveryList) {
+		t.Errorf("deliveries limit: want integer 1..%d default %d", core.MaxDeliveryLog, core.DefaultDeliveryList)
+	}
+	for _, path := range []string{"/admin/webhooks/{id}", "/admin/webhooks/{id}/test", "/admin/webhooks/{id}/deliveries"} {
+		for method := range doc.Paths.Find(path).Operations() {
+			if !param(path, method, "id").Required {
+				t.Errorf("%s %s: id must be a required path parameter", method, path)
+			}
+		}
+	}
 	sec := doc.Components.SecuritySchemes["adminToken"]
 	if sec == nil || sec.Value.Type != "apiKey" || sec.Value.In != "header" || sec.Value.Name != "X-Admin-Token" {
 		t.Error("security scheme adminToken: want apiKey in header X-Admin-Token")
@@ -309,6 +333,16 @@ func TestSchemasMatchCore(t *testing.T) {
 		{"ResourceBatch", core.ResourceBatch{}},
 		{"BatchItem", core.BatchItem{}},
 		{"Health", core.Health{}},
+		{"WebhookEvent", core.Event{}},
+		{"WebhookEventCounts", core.EventCounts{}},
+		{"WebhookDestination", core.Destination{}},
+		{"WebhookDestinationInput", core.DestinationInput{}},
+		{"WebhookDeliveryAttempt", core.DeliveryAttempt{}},
+		{"WebhookDeliveryLog", core.DeliveryLog{}},
+		// The handler's list wrapper, which has no type of its own in core.
+		{"WebhookDestinationList", struct {
+			Destinations []core.Destination `json:"destinations"`
+		}{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.schema, func(t *testing.T) {
@@ -426,5 +460,89 @@ func TestSwaggerUIOffline(t *testing.T) {
 		if !strings.HasPrefix(m[1], "data:") {
 			t.Errorf("swagger-ui.css loads %q", m[1])
 		}
+	}
+}
+
+// The webhook schemas follow core's limits and enums, and the event body is
+// reachable from x-webhooks (OpenAPI 3.0 has no webhooks section).
+func TestOpenAPIWebhooks(t *testing.T) {
+	doc := loadDoc(t)
+	schema := func(name string) *openapi3.Schema {
+		t.Helper()
+		ref := doc.Components.Schemas[name]
+		if ref == nil || ref.Value == nil {
+			t.Fatalf("schema %s missing", name)
+		}
+		return ref.Value
+	}
+	enum := func(s *openapi3.Schema) []string {
+		var out []string
+		for _, v := range s.Enum {
+			out = append(out, v.(string))
+		}
+		return out
+	}
+	var subscribable []string
+	for _, e := range core.SubscribableEvents {
+		subscribable = append(subscribable, string(e))
+	}
+
+	in := schema("WebhookDestinationInput").Properties
+	if m := in["url"].Value.MaxLength; m == nil || *m != core.MaxWebhookURL {
+		t.Errorf("input url maxLength = %v, want %d", m, core.MaxWebhookURL)
+	}
+	if m := in["description"].Value.MaxLength; m == nil || *m != core.MaxWebhookDescr {
+		t.Errorf("input description maxLength = %v, want %d", m, core.MaxWebhookDescr)
+	}
+	if in["secret"].Value.Pattern != "^"+core.SecretPrefix {
+		t.Errorf("input secret pattern = %q", in["secret"].Value.Pattern)
+	}
+	if got := enum(in["events"].Value.Items.Value); !slices.Equal(got, append(slices.Clone(subscribable), "*")) {
+		t.Errorf("input events enum = %v", got)
+	}
+	if _, err := core.ParseEventTypes(enum(in["events"].Value.Items.Value)); err != nil {
+		t.Errorf("input events not accepted by core: %v", err)
+	}
+	for _, k := range enum(in["kind"].Value) {
+		if _, err := core.ParseWebhookKind(k); err != nil {
+			t.Errorf("kind %q not accepted by core: %v", k, err)
+		}
+	}
+	if got := enum(schema("WebhookDestination").Properties["events"].Value.Items.Value); !slices.Equal(got, subscribable) {
+		t.Errorf("destination events enum = %v, want %v", got, subscribable)
+	}
+	all := append(slices.Clone(subscribable), string(core.EventWebhookTest))
+	for _, p := range [][2]string{{"WebhookEvent", "type"}, {"WebhookDeliveryAttempt", "event_type"}} {
+		if got := enum(schema(p[0]).Properties[p[1]].Value); !slices.Equal(got, all) {
+			t.Errorf("%s.%s enum = %v, want %v", p[0], p[1], got, all)
+		}
+	}
+	status := enum(schema("WebhookDeliveryAttempt").Properties["status"].Value)
+	if want := []string{string(core.DeliveryDelivered), string(core.DeliveryRetrying), string(core.DeliveryFailed)}; !slices.Equal(status, want) {
+		t.Errorf("attempt status enum = %v, want %v", status, want)
+	}
+	ev := schema("WebhookEvent")
+	for _, want := range []string{"webhook-id", "webhook-timestamp", "webhook-signature", "X-Service-Signature", "whsec_", `{"text"`, `{"content"`} {
+		if !strings.Contains(ev.Description, want) {
+			t.Errorf("WebhookEvent description does not mention %s", want)
+		}
+	}
+	if ex, ok := ev.Example.(map[string]any); !ok || ex["type"] != string(core.EventCatalogChanged) {
+		t.Errorf("WebhookEvent example must be a catalog.changed event, got %v", ev.Example)
+	}
+
+	// POST requires url on top of the shared input schema.
+	body := doc.Paths.Find("/admin/webhooks").Post.RequestBody.Value.Content.Get("application/json").Schema.Value
+	var required []string
+	for _, part := range body.AllOf {
+		required = append(required, part.Value.Required...)
+	}
+	if !slices.Contains(required, "url") {
+		t.Error("POST /admin/webhooks must require url")
+	}
+
+	x, ok := doc.Extensions["x-webhooks"].(map[string]any)
+	if !ok || !strings.Contains(fmt.Sprint(x), "#/components/schemas/WebhookEvent") {
+		t.Errorf("x-webhooks must describe the WebhookEvent body, got %v", doc.Extensions["x-webhooks"])
 	}
 }

@@ -49,6 +49,7 @@ const (
 	resPrefix  = "res/"
 	metaPrefix = "meta/"
 	kvPrefix   = "kv/"
+	whPrefix   = "wh/" // webhooks; layout in webhooks.go
 
 	// memTableSize bounds the memory of the write path (two memtables) and
 	// the transaction size (15% of it); see the package comment.
@@ -76,6 +77,8 @@ type Store struct {
 
 	stopGC chan struct{}
 	gcDone chan struct{}
+
+	finishLocks [64]sync.Mutex // see finishLock
 
 	// decoded caches resources by key with the Badger version they were
 	// decoded from: reads still go through a transaction (so they see
@@ -339,9 +342,10 @@ func (s *Store) Count(ctx context.Context, catalog core.CatalogID) (int, error) 
 	return n, err
 }
 
-// Apply writes every Put and the Meta in one transaction: all or nothing.
-// Resources must belong to catalog, which must be canonical, so that
-// FindByID (which looks in core.Catalogs) sees everything Apply writes.
+// Apply writes every Put, the Meta and the Events in one transaction: all
+// or nothing. Resources must belong to catalog, which must be canonical, so
+// that FindByID (which looks in core.Catalogs) sees everything Apply writes.
+// An event whose id was recorded before is skipped, as by RecordEvent.
 func (s *Store) Apply(ctx context.Context, catalog core.CatalogID, ch ports.Changes) error {
 	if !canonical(catalog) {
 		return core.Invalidf("store: apply: unknown catalog %q", catalog)
@@ -358,11 +362,18 @@ func (s *Store) Apply(ctx context.Context, catalog core.CatalogID, ch ports.Chan
 	if ch.Meta != nil && ch.Meta.Catalog != catalog {
 		return core.Invalidf("store: apply to %s: meta is for catalog %q", catalog, ch.Meta.Catalog)
 	}
+	for _, ev := range ch.Events {
+		if ev.ID == "" {
+			return core.Invalidf("store: apply to %s: event %s without id", catalog, ev.Type)
+		}
+	}
 	if err := s.enter(ctx); err != nil {
 		return err
 	}
 	defer s.leave()
-	err := s.db.Update(func(txn *badger.Txn) error {
+	// Retried on conflict: the event checks read keys a concurrent
+	// RecordEvent or FanOut may write.
+	err := s.updateRetry(ctx, func(txn *badger.Txn) error {
 		for _, p := range ch.Put {
 			v, err := json.Marshal(record{Resource: p.Resource, Hash: p.Hash})
 			if err != nil {
@@ -377,11 +388,18 @@ func (s *Store) Apply(ctx context.Context, catalog core.CatalogID, ch ports.Chan
 			if err != nil {
 				return fmt.Errorf("badgerstore: encode meta %s: %w", catalog, err)
 			}
-			return txn.Set(metaKey(catalog), v)
+			if err := txn.Set(metaKey(catalog), v); err != nil {
+				return err
+			}
+		}
+		for _, ev := range ch.Events {
+			if err := recordEvent(txn, ev); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
-	return s.writeErr(fmt.Sprintf("apply %d resources to %s", len(ch.Put), catalog), err)
+	return s.writeErr(fmt.Sprintf("apply %d resources and %d events to %s", len(ch.Put), len(ch.Events), catalog), err)
 }
 
 // writeErr classifies a failed write: a too-big transaction is the caller's

@@ -32,6 +32,7 @@ type Deps struct {
 	Compare    ports.Comparer
 	Ingest     ports.Ingester
 	Files      ports.FileIngester
+	Webhooks   ports.Webhooks
 	MaxUpload  int64
 	OpenAPI    []byte
 	SwaggerUI  fs.FS
@@ -77,6 +78,13 @@ func New(d Deps) *API {
 	admin.POST("/resources", a.batch)
 	admin.POST("/ingest/preview", a.ingestPreview)
 	admin.POST("/ingest/file", a.ingestFile)
+	admin.GET("/webhooks", a.listWebhooks)
+	admin.POST("/webhooks", a.createWebhook)
+	admin.GET("/webhooks/:id", a.getWebhook)
+	admin.PATCH("/webhooks/:id", a.updateWebhook)
+	admin.DELETE("/webhooks/:id", a.deleteWebhook)
+	admin.POST("/webhooks/:id/test", a.testWebhook)
+	admin.GET("/webhooks/:id/deliveries", a.webhookDeliveries)
 	return a
 }
 

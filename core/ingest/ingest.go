@@ -147,7 +147,9 @@ func (s *Service) RunUpstream(ctx context.Context, catalog core.CatalogID) (core
 	}
 
 	cause := strings.Join(failures, "; ")
-	s.publish(ctx, core.Event{Type: core.EventCatalogUnreachable, OccurredAt: s.now().UTC(), Catalog: catalog, Error: cause})
+	ev := core.NewEvent(core.EventCatalogUnreachable, catalog, s.now())
+	ev.Error = cause
+	s.publish(ctx, ev)
 	s.recordError(ctx, catalog, "publisher unreachable: "+cause)
 
 	if fix := s.sources.Fixture[catalog]; fix != nil {
@@ -251,6 +253,7 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 
 	res := core.IngestResult{Catalog: cat, Origin: rel.Origin, Version: rel.Version, Seen: len(rel.Resources) + rel.Rejected, Rejected: rel.Rejected, StartedAt: started.UTC()}
 	var puts []ports.StoredResource
+	var changes []core.ResourceChange
 	var toIndex []core.Resource
 	var toRemove []core.Key
 	seen := make(map[string]bool, len(rel.Resources))
@@ -278,7 +281,9 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 			res.Upserted++
 			res.Changed = append(res.Changed, r.Ref())
 			toIndex = append(toIndex, r)
-			if dryRun {
+			// Field names cost two encodings; a dry run lists every
+			// change, an event only the first MaxEventChanges.
+			if dryRun || len(changes) < core.MaxEventChanges {
 				ch := core.ResourceChange{Ref: r.Ref(), New: !had}
 				if had {
 					ch.Fields = core.ChangedFields(&old.Resource, &r)
@@ -286,7 +291,7 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 						ch.Fields = append(ch.Fields, "withdrawn")
 					}
 				}
-				res.Changes = append(res.Changes, ch)
+				changes = append(changes, ch)
 			}
 		default:
 			res.Unchanged++
@@ -306,12 +311,15 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 			puts = append(puts, w)
 			toRemove = append(toRemove, w.Resource.Key())
 			res.Withdrawn++
+			if dryRun || len(changes) < core.MaxEventChanges {
+				changes = append(changes, core.ResourceChange{Ref: w.Resource.Ref(), Fields: []string{"withdrawn"}})
+			}
 		}
 	}
 	res.Skipped = res.Unchanged + res.Rejected
 	res.FinishedAt = s.now().UTC()
 	if dryRun {
-		res.DryRun = true
+		res.DryRun, res.Changes = true, changes
 		return res, nil
 	}
 
@@ -322,7 +330,13 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	meta.LastResult = &res
 	meta.LastIngest = res.FinishedAt
 	meta.LastError = ""
-	if err := s.store.Apply(ctx, cat, ports.Changes{Put: puts, Meta: &meta}); err != nil {
+	// The event is written with the changes, in one transaction: a change
+	// is never stored without it, whatever happens next.
+	var events []core.Event
+	if res.Upserted > 0 || res.Withdrawn > 0 {
+		events = append(events, changedEvent(res, changes, s.now()))
+	}
+	if err := s.store.Apply(ctx, cat, ports.Changes{Put: puts, Meta: &meta, Events: events}); err != nil {
 		return core.IngestResult{}, core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
 	}
 	// The index is derived from the store; a failure here is repaired by the
@@ -357,11 +371,20 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	res.FinishedAt = s.now().UTC() // the answer's time includes the write and the index update
 	s.log.Info("ingest applied", "catalog", cat, "origin", res.Origin, "version", res.Version,
 		"seen", res.Seen, "upserted", res.Upserted, "unchanged", res.Unchanged, "rejected", res.Rejected, "withdrawn", res.Withdrawn)
-	if res.Upserted > 0 {
-		r := res
-		s.publish(ctx, core.Event{Type: core.EventCatalogChanged, OccurredAt: res.FinishedAt, Catalog: cat, Result: &r, Changed: res.Changed})
+	for _, ev := range events {
+		s.publish(ctx, ev) // already stored: this schedules the delivery
 	}
 	return res, nil
+}
+
+// changedEvent describes an applied ingest: its counts and the first
+// MaxEventChanges changes (withdrawals included), the rest counted.
+func changedEvent(res core.IngestResult, changes []core.ResourceChange, at time.Time) core.Event {
+	ev := core.NewEvent(core.EventCatalogChanged, res.Catalog, at)
+	ev.Version, ev.IngestOrigin, ev.Counts = res.Version, res.Origin, core.CountsOf(res)
+	ev.Changes = changes
+	ev.ChangesOmitted = res.Upserted + res.Withdrawn - len(changes)
+	return ev
 }
 
 // sameStored tells whether writing r over old would change nothing at all,
@@ -384,8 +407,11 @@ func (s *Service) originOf(r *core.Resource) string {
 	return strings.TrimRight(s.cfg.OriginBase, "/") + "/detaljer/" + r.CategoryCode + "/" + r.ID
 }
 
+// publish hands an event over before the ingest answers; Publish records
+// it durably first. A store that cannot record it has failed the ingest's
+// own write too, so the error is logged rather than returned.
 func (s *Service) publish(ctx context.Context, ev core.Event) {
-	if err := s.events.Publish(ctx, ev); err != nil {
+	if err := s.events.Publish(context.WithoutCancel(ctx), ev); err != nil {
 		s.log.Error("publishing event failed", "type", ev.Type, "catalog", ev.Catalog, "error", err)
 	}
 }

@@ -100,7 +100,10 @@ func (s *Service) runOnce(parent context.Context, cat core.CatalogID, why string
 	}
 	if err != nil {
 		s.log.Error("ingest failed", "catalog", cat, "run", why, "error", err)
-		s.publish(context.WithoutCancel(ctx), core.Event{Type: core.EventIngestFailed, OccurredAt: s.now().UTC(), Catalog: cat, Error: why + " ingest: " + err.Error()})
+		ev := core.NewEvent(core.EventIngestFailed, cat, s.now())
+		ev.Error = why + " ingest: " + err.Error()
+		ev.IngestOrigin = res.Origin
+		s.publish(ctx, ev)
 		return
 	}
 	s.log.Info("ingest finished", "catalog", cat, "run", why, "origin", res.Origin, "upserted", res.Upserted)

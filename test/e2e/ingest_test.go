@@ -74,7 +74,7 @@ func TestChangedReleaseReportsTheChangedIDs(t *testing.T) {
 		t.Fatalf("changed release: %+v", res)
 	}
 	evs := e.Events.ofType(core.EventCatalogChanged)
-	if len(evs) != 2 || len(evs[1].Changed) != 1 || evs[1].Changed[0] != "national:6000000024" {
+	if len(evs) != 2 || len(evs[1].Changes) != 1 || evs[1].Changes[0].Ref != "national:6000000024" || evs[1].ChangesOmitted != 0 {
 		t.Fatalf("catalog.changed events: %+v", evs)
 	}
 	var r core.Resource

@@ -46,6 +46,12 @@ func upstream(b *testing.B) *boverkettest.Server {
 // extra options go to fx (e.g. fx.Populate of a part).
 func boot(b *testing.B, up *boverkettest.Server, extra ...fx.Option) (http.Handler, func()) {
 	b.Helper()
+	return bootEnv(b, up, nil, extra...)
+}
+
+// bootEnv is boot with extra settings (SERVICE_*).
+func bootEnv(b *testing.B, up *boverkettest.Server, settings map[string]string, extra ...fx.Option) (http.Handler, func()) {
+	b.Helper()
 	env := map[string]string{
 		"SERVICE_ADDR":            "127.0.0.1:0",
 		"SERVICE_DATA_DIR":        b.TempDir(),
@@ -55,6 +61,9 @@ func boot(b *testing.B, up *boverkettest.Server, extra ...fx.Option) (http.Handl
 		"SERVICE_INGEST_INTERVAL": "0",
 		"SERVICE_BOOT_INGEST":     "false",
 		"SERVICE_LOG_LEVEL":       "warn",
+	}
+	for k, v := range settings {
+		env[k] = v
 	}
 	cfg, err := config.Load(nil, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, io.Discard)
 	if err != nil {

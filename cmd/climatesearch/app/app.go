@@ -28,9 +28,9 @@ import (
 	"github.com/climatesearch/climatesearch/adapters/filereader"
 	"github.com/climatesearch/climatesearch/adapters/hnsw"
 	"github.com/climatesearch/climatesearch/adapters/httpapi"
-	"github.com/climatesearch/climatesearch/adapters/logevents"
 	"github.com/climatesearch/climatesearch/adapters/mcpserver"
 	"github.com/climatesearch/climatesearch/adapters/reranker"
+	"github.com/climatesearch/climatesearch/adapters/webhooksender"
 	"github.com/climatesearch/climatesearch/config"
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/core/compare"
@@ -38,6 +38,7 @@ import (
 	"github.com/climatesearch/climatesearch/core/ingest"
 	"github.com/climatesearch/climatesearch/core/lookup"
 	"github.com/climatesearch/climatesearch/core/search"
+	"github.com/climatesearch/climatesearch/core/webhooks"
 	"github.com/climatesearch/climatesearch/ports"
 	"github.com/climatesearch/climatesearch/web"
 )
@@ -46,7 +47,7 @@ import (
 // background ingest. Extra options (tests) come last so they can decorate or
 // replace parts.
 func Options(cfg config.Config, log *zap.Logger, extra ...fx.Option) fx.Option {
-	return fx.Options(append([]fx.Option{Parts(cfg, log), fx.Invoke(startIngest, mountMCP, func(*Server) {})}, extra...)...)
+	return fx.Options(append([]fx.Option{Parts(cfg, log), fx.Invoke(startWebhooks, startIngest, mountMCP, func(*Server) {})}, extra...)...)
 }
 
 // Parts provides every component without starting anything; commands such
@@ -61,7 +62,8 @@ func Parts(cfg config.Config, log *zap.Logger) fx.Option {
 			newStore,
 			newIndex,
 			newSlog,
-			fx.Annotate(logevents.New, fx.As(new(ports.EventPublisher))),
+			newWebhooks,
+			func(w *webhooks.Service) ports.EventPublisher { return w },
 			newSources,
 			newEmbedder,
 			newReranker,
@@ -156,6 +158,38 @@ func newIndex(lc fx.Lifecycle) (ports.TextIndex, error) {
 	return ix, nil
 }
 
+// newWebhooks is the event publisher: the outbox in the store, deliveries
+// over HTTP.
+func newWebhooks(cfg config.Config, st *badgerstore.Store, log *slog.Logger) (*webhooks.Service, error) {
+	sender := webhooksender.New(webhooksender.Config{Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.WebhookAllowPrivate})
+	return webhooks.New(webhooks.Config{
+		StaticURLs: cfg.WebhookURLs, StaticSecret: cfg.WebhookSecret,
+		Backoff: cfg.WebhookBackoff, RetryFor: cfg.WebhookRetryFor,
+	}, st, sender, log)
+}
+
+// startWebhooks runs the delivery worker. Its stop hook runs before the
+// store closes (hooks stop in reverse order); attempts in flight are
+// abandoned and retried by the next process.
+func startWebhooks(lc fx.Lifecycle, w *webhooks.Service) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			go func() {
+				defer close(done)
+				w.Run(ctx)
+			}()
+			return nil
+		},
+		OnStop: func(context.Context) error {
+			cancel()
+			<-done
+			return nil
+		},
+	})
+}
+
 func newSources(cfg config.Config) ingest.Sources {
 	bc := boverket.Config{
 		BaseURL: cfg.UpstreamURL, Version: cfg.UpstreamVer, SubscriptionKey: cfg.UpstreamKey,
@@ -218,9 +252,9 @@ func startIngest(lc fx.Lifecycle, svc *ingest.Service, vec *embedding.Syncer, lo
 	})
 }
 
-func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, in *ingest.Service, files *ingest.Files) *httpapi.API {
+func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, in *ingest.Service, files *ingest.Files, wh *webhooks.Service) *httpapi.API {
 	return httpapi.New(httpapi.Deps{
-		Search: s, Resources: l, Compare: c, Ingest: in, Files: files, MaxUpload: cfg.MaxUpload,
+		Search: s, Resources: l, Compare: c, Ingest: in, Files: files, Webhooks: wh, MaxUpload: cfg.MaxUpload,
 		OpenAPI: web.OpenAPI(), SwaggerUI: web.SwaggerUI(),
 		AdminToken: cfg.AdminToken, Log: log.Named("http"),
 	})

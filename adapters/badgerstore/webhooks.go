@@ -1,0 +1,426 @@
+package badgerstore
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+// Webhook keys, all under whPrefix (destination ids never contain '/', so a
+// destination's prefix never covers another's):
+//
+//	wh/dest/<id>                              -> JSON core.Destination
+//	wh/ob/<eventID>                           -> JSON core.Event: the outbox
+//	wh/seen/<eventID>                         -> empty, TTL seenTTL: fanned out
+//	wh/q/<destID>/<eventID>                   -> JSON core.Delivery: the queue
+//	wh/log/<destID>/<16 hex At ns><eventID>   -> JSON core.DeliveryAttempt
+//
+// Event ids start with their time in hex, so the outbox prefix scans oldest
+// first; the log key starts with the attempt time, so a destination's log
+// scans oldest first and its reverse newest first. The seen marker keeps
+// RecordEvent idempotent once an event has left the outbox; it outlives any
+// plausible re-publication of an event and then expires on its own.
+const (
+	whDestPrefix   = whPrefix + "dest/"
+	whOutboxPrefix = whPrefix + "ob/"
+	whSeenPrefix   = whPrefix + "seen/"
+	whQueuePrefix  = whPrefix + "q/"
+	whLogPrefix    = whPrefix + "log/"
+
+	seenTTL = 7 * 24 * time.Hour
+
+	// conflictRetries bounds how often a write is retried after Badger
+	// reports a conflict with a concurrent transaction.
+	conflictRetries = 5
+)
+
+var _ ports.WebhookStore = (*Store)(nil)
+
+// finishLock serialises Finish calls per destination (striped by id).
+// Concurrent calls for one destination all trim the same oldest log entries,
+// so Badger would fail all but one of them with a conflict, round after
+// round, and a few retries would not be enough. Badger's directory lock
+// makes this process the only writer, so a local lock removes the
+// contention; updateRetry still covers the rare conflict with another method.
+func (s *Store) finishLock(destID string) *sync.Mutex {
+	return &s.finishLocks[maphash.String(finishSeed, destID)%uint64(len(s.finishLocks))]
+}
+
+var finishSeed = maphash.MakeSeed()
+
+func whDestKey(id string) []byte        { return []byte(whDestPrefix + id) }
+func whOutboxKey(eventID string) []byte { return []byte(whOutboxPrefix + eventID) }
+func whSeenKey(eventID string) []byte   { return []byte(whSeenPrefix + eventID) }
+func whQueueKey(destID, eventID string) []byte {
+	return []byte(whQueuePrefix + destID + "/" + eventID)
+}
+func whQueueDestPrefix(destID string) []byte { return []byte(whQueuePrefix + destID + "/") }
+func whLogDestPrefix(destID string) []byte   { return []byte(whLogPrefix + destID + "/") }
+
+// whLogKey orders a destination's attempts by time; the event id keeps two
+// attempts in the same nanosecond apart.
+func whLogKey(destID string, at time.Time, eventID string) []byte {
+	var ns [8]byte
+	binary.BigEndian.PutUint64(ns[:], uint64(at.UnixNano()))
+	return []byte(whLogPrefix + destID + "/" + hex.EncodeToString(ns[:]) + eventID)
+}
+
+// checkDestID refuses ids that would break the key layout.
+func checkDestID(id string) error {
+	if id == "" || strings.Contains(id, "/") {
+		return core.Invalidf("store: webhook destination id %q: must be non-empty and without '/'", id)
+	}
+	return nil
+}
+
+// updateRetry runs fn in a read-write transaction, again (from scratch) when
+// Badger reports a conflict with a concurrent transaction: two FanOuts of
+// one event, say, where the loser's retry finds the event gone.
+func (s *Store) updateRetry(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	for attempt := 0; ; attempt++ {
+		err := s.db.Update(fn)
+		if !errors.Is(err, badger.ErrConflict) || attempt == conflictRetries {
+			return err
+		}
+		// A random pause, growing with each conflict, so the contenders do
+		// not meet again in lockstep.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(rand.N(time.Millisecond << attempt)):
+		}
+	}
+}
+
+// getJSON decodes the value of key into v; found is false when it is absent.
+func getJSON(txn *badger.Txn, key []byte, v any) (found bool, err error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, storeErr(fmt.Sprintf("get %q", key), err)
+	}
+	return true, decodeJSON(item, v)
+}
+
+func decodeJSON(item *badger.Item, v any) error {
+	err := item.Value(func(b []byte) error { return json.Unmarshal(b, v) })
+	if err != nil {
+		return fmt.Errorf("badgerstore: decode %q: %w", item.Key(), err)
+	}
+	return nil
+}
+
+func exists(txn *badger.Txn, key []byte) (bool, error) {
+	_, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, storeErr(fmt.Sprintf("get %q", key), err)
+	}
+	return true, nil
+}
+
+func setJSON(txn *badger.Txn, key []byte, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("badgerstore: encode %q: %w", key, err)
+	}
+	return txn.Set(key, b)
+}
+
+// scanJSON decodes every value under prefix, in key order, newest first
+// when reverse, stopping after limit values when limit > 0.
+func scanJSON[T any](ctx context.Context, s *Store, prefix []byte, reverse bool, limit int) ([]T, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	var out []T
+	err := s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = prefix
+		opts.Reverse = reverse
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Seek(seekStart(prefix, reverse)); it.Valid(); it.Next() {
+			if limit > 0 && len(out) == limit {
+				break
+			}
+			var v T
+			if err := decodeJSON(it.Item(), &v); err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// seekStart is where a prefix iteration starts: a reverse one just past the
+// last key with the prefix (keys continue with hex digits or UTF-8 text,
+// never a 0xff byte).
+func seekStart(prefix []byte, reverse bool) []byte {
+	if !reverse {
+		return prefix
+	}
+	return append(bytes.Clone(prefix), 0xff)
+}
+
+// Destinations returns the stored destinations by creation time, then id.
+func (s *Store) Destinations(ctx context.Context) ([]core.Destination, error) {
+	ds, err := scanJSON[core.Destination](ctx, s, []byte(whDestPrefix), false, 0)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(ds, func(a, b core.Destination) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+	return ds, nil
+}
+
+// Destination returns one stored destination.
+func (s *Store) Destination(ctx context.Context, id string) (d core.Destination, found bool, err error) {
+	if checkDestID(id) != nil {
+		return d, false, nil // such an id is never stored
+	}
+	if err := s.enter(ctx); err != nil {
+		return d, false, err
+	}
+	defer s.leave()
+	err = s.db.View(func(txn *badger.Txn) error {
+		found, err = getJSON(txn, whDestKey(id), &d)
+		return err
+	})
+	return d, found, err
+}
+
+// PutDestination creates or replaces a destination.
+func (s *Store) PutDestination(ctx context.Context, d core.Destination) error {
+	if err := checkDestID(d.ID); err != nil {
+		return err
+	}
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	err := s.updateRetry(ctx, func(txn *badger.Txn) error { return setJSON(txn, whDestKey(d.ID), d) })
+	return s.writeErr("put webhook destination "+d.ID, err)
+}
+
+// DeleteDestination removes the destination first, so no fan-out picks it
+// up again, then its queue and log in write batches: a destination may have
+// more queued deliveries than one transaction holds.
+func (s *Store) DeleteDestination(ctx context.Context, id string) error {
+	if checkDestID(id) != nil {
+		return nil // never stored, so nothing to delete
+	}
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	op := "delete webhook destination " + id
+	err := s.updateRetry(ctx, func(txn *badger.Txn) error { return txn.Delete(whDestKey(id)) })
+	if err != nil {
+		return s.writeErr(op, err)
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	err = s.db.View(func(txn *badger.Txn) error {
+		for _, prefix := range [][]byte{whQueueDestPrefix(id), whLogDestPrefix(id)} {
+			opts := badger.DefaultIteratorOptions
+			opts.Prefix = prefix
+			opts.PrefetchValues = false
+			it := txn.NewIterator(opts)
+			for it.Rewind(); it.Valid(); it.Next() {
+				// The batch keeps the key until it flushes; the iterator reuses it.
+				if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
+					it.Close()
+					return err
+				}
+			}
+			it.Close()
+		}
+		return nil
+	})
+	if err == nil {
+		err = wb.Flush()
+	}
+	return s.writeErr(op, err)
+}
+
+// recordEvent puts ev in the outbox inside txn unless its id is already in
+// the outbox or was fanned out.
+func recordEvent(txn *badger.Txn, ev core.Event) error {
+	for _, key := range [][]byte{whOutboxKey(ev.ID), whSeenKey(ev.ID)} {
+		if found, err := exists(txn, key); err != nil || found {
+			return err
+		}
+	}
+	return setJSON(txn, whOutboxKey(ev.ID), ev)
+}
+
+// RecordEvent puts an event in the outbox, once per event id.
+func (s *Store) RecordEvent(ctx context.Context, ev core.Event) error {
+	if ev.ID == "" {
+		return core.Invalidf("store: record event: event without id")
+	}
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	err := s.updateRetry(ctx, func(txn *badger.Txn) error { return recordEvent(txn, ev) })
+	return s.writeErr("record event "+ev.ID, err)
+}
+
+// Outbox returns the events not yet fanned out, oldest first.
+func (s *Store) Outbox(ctx context.Context) ([]core.Event, error) {
+	return scanJSON[core.Event](ctx, s, []byte(whOutboxPrefix), false, 0)
+}
+
+// FanOut queues ds and moves the event from the outbox to the seen markers
+// in one transaction. When the event has already left the outbox (another
+// fan-out won), it writes nothing, so deliveries are never queued twice.
+func (s *Store) FanOut(ctx context.Context, eventID string, ds []core.Delivery) error {
+	if eventID == "" {
+		return core.Invalidf("store: fan out: event without id")
+	}
+	for _, d := range ds {
+		if err := checkDestID(d.DestinationID); err != nil {
+			return err
+		}
+		if d.Event.ID != eventID {
+			return core.Invalidf("store: fan out %s: delivery to %s carries event %q", eventID, d.DestinationID, d.Event.ID)
+		}
+	}
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	err := s.updateRetry(ctx, func(txn *badger.Txn) error {
+		// Read inside the transaction: a concurrent FanOut of the same
+		// event then conflicts, and its retry sees the event gone.
+		if found, err := exists(txn, whOutboxKey(eventID)); err != nil || !found {
+			return err
+		}
+		if err := txn.Delete(whOutboxKey(eventID)); err != nil {
+			return err
+		}
+		seen := badger.NewEntry(whSeenKey(eventID), nil)
+		seen.ExpiresAt = expiry(seenTTL)
+		if err := txn.SetEntry(seen); err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if err := setJSON(txn, whQueueKey(d.DestinationID, eventID), d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return s.writeErr(fmt.Sprintf("fan out %s to %d destinations", eventID, len(ds)), err)
+}
+
+// Queue returns every queued delivery, by destination id then event id.
+func (s *Store) Queue(ctx context.Context) ([]core.Delivery, error) {
+	return scanJSON[core.Delivery](ctx, s, []byte(whQueuePrefix), false, 0)
+}
+
+// Finish logs a, requeues or dequeues d, and trims the destination's log to
+// the newest core.MaxDeliveryLog attempts, all in one transaction.
+func (s *Store) Finish(ctx context.Context, d core.Delivery, a core.DeliveryAttempt, requeue bool) error {
+	if err := checkDestID(d.DestinationID); err != nil {
+		return err
+	}
+	if d.Event.ID == "" {
+		return core.Invalidf("store: finish delivery to %s: event without id", d.DestinationID)
+	}
+	// UnixNano is undefined for the zero time, and pre-1970 times would
+	// sort after every other attempt.
+	if a.At.Before(time.Unix(0, 1)) {
+		return core.Invalidf("store: finish delivery of %s to %s: attempt without a time", d.Event.ID, d.DestinationID)
+	}
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	mu := s.finishLock(d.DestinationID)
+	mu.Lock()
+	defer mu.Unlock()
+	err := s.updateRetry(ctx, func(txn *badger.Txn) error {
+		if err := setJSON(txn, whLogKey(d.DestinationID, a.At, d.Event.ID), a); err != nil {
+			return err
+		}
+		q := whQueueKey(d.DestinationID, d.Event.ID)
+		var err error
+		if requeue {
+			err = setJSON(txn, q, d)
+		} else {
+			err = txn.Delete(q)
+		}
+		if err != nil {
+			return err
+		}
+		return trimLog(txn, d.DestinationID)
+	})
+	return s.writeErr(fmt.Sprintf("finish delivery of %s to %s", d.Event.ID, d.DestinationID), err)
+}
+
+// trimLog deletes a destination's attempts past the newest
+// core.MaxDeliveryLog, the pending write of txn included. Only the deleted
+// keys count as read (Item), so the transaction conflicts only with another
+// that trims or deletes the same entries.
+func trimLog(txn *badger.Txn, destID string) error {
+	prefix := whLogDestPrefix(destID)
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = prefix
+	opts.Reverse = true
+	opts.PrefetchValues = false
+	it := txn.NewIterator(opts)
+	var drop [][]byte
+	n := 0
+	for it.Seek(seekStart(prefix, true)); it.Valid(); it.Next() {
+		if n++; n > core.MaxDeliveryLog {
+			drop = append(drop, it.Item().KeyCopy(nil))
+		}
+	}
+	// Deleting while the iterator is open would show it the deletions.
+	it.Close()
+	for _, k := range drop {
+		if err := txn.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Attempts returns a destination's latest attempts, newest first; limit <= 0
+// means core.MaxDeliveryLog.
+func (s *Store) Attempts(ctx context.Context, destinationID string, limit int) ([]core.DeliveryAttempt, error) {
+	if checkDestID(destinationID) != nil {
+		return nil, nil
+	}
+	if limit <= 0 {
+		limit = core.MaxDeliveryLog
+	}
+	return scanJSON[core.DeliveryAttempt](ctx, s, whLogDestPrefix(destinationID), true, limit)
+}
