@@ -79,6 +79,8 @@ type Store struct {
 	gcDone chan struct{}
 
 	finishLocks [64]sync.Mutex // see finishLock
+	finishMu    sync.Mutex
+	finishes    map[string]int // Finish calls per destination, see trimEvery
 
 	// decoded caches resources by key with the Badger version they were
 	// decoded from: reads still go through a transaction (so they see
