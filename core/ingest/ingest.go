@@ -148,7 +148,7 @@ func (s *Service) RunUpstream(ctx context.Context, catalog core.CatalogID) (core
 
 	cause := strings.Join(failures, "; ")
 	ev := core.NewEvent(core.EventCatalogUnreachable, catalog, s.now())
-	ev.Error = cause
+	ev.Error, ev.Version = cause, s.storedVersion(ctx, catalog)
 	s.publish(ctx, ev)
 	s.recordError(ctx, catalog, "publisher unreachable: "+cause)
 
@@ -414,6 +414,16 @@ func (s *Service) publish(ctx context.Context, ev core.Event) {
 	if err := s.events.Publish(context.WithoutCancel(ctx), ev); err != nil {
 		s.log.Error("publishing event failed", "type", ev.Type, "catalog", ev.Catalog, "error", err)
 	}
+}
+
+// storedVersion is the dataset version the catalog still serves (empty
+// when unknown); failure events carry it.
+func (s *Service) storedVersion(ctx context.Context, catalog core.CatalogID) string {
+	m, err := s.store.Meta(context.WithoutCancel(ctx), catalog)
+	if err != nil {
+		return ""
+	}
+	return m.Version
 }
 
 func (s *Service) recordError(ctx context.Context, catalog core.CatalogID, msg string) {

@@ -102,7 +102,7 @@ func (s *Service) runOnce(parent context.Context, cat core.CatalogID, why string
 		s.log.Error("ingest failed", "catalog", cat, "run", why, "error", err)
 		ev := core.NewEvent(core.EventIngestFailed, cat, s.now())
 		ev.Error = why + " ingest: " + err.Error()
-		ev.IngestOrigin = res.Origin
+		ev.IngestOrigin, ev.Version = res.Origin, s.storedVersion(ctx, cat)
 		s.publish(ctx, ev)
 		return
 	}

@@ -565,3 +565,33 @@ func verifyStandardWebhook(t *testing.T, secret string, d delivery) {
 		t.Fatalf("the delivery %s does not verify: %v", d.Header.Get("webhook-id"), err)
 	}
 }
+
+// A boot ingest that fails (the publisher is down, the store holds data)
+// sends catalog.unreachable and ingest.failed to a destination stored
+// before the restart, both naming the version still served.
+func TestWebhookBootIngestFailure(t *testing.T) {
+	e := newEnv(t, webhookSettings(nil))
+	e.mustIngest()
+	r := newReceiver(t)
+	d := e.createDestination(map[string]any{"url": r.URL, "events": []string{"ingest.failed", "catalog.unreachable"}})
+	e.Up.FailJSON(http.StatusServiceUnavailable)
+	e.Up.FailExcel(http.StatusServiceUnavailable)
+	e.settings["SERVICE_BOOT_INGEST"] = "true"
+	e.restart()
+	eventually(t, "two failure events", func() bool { return len(r.deliveries()) == 2 })
+	e.settled(d.ID)
+	byType := map[core.EventType]core.Event{}
+	for _, ev := range r.events(t) {
+		byType[ev.Type] = ev
+	}
+	u, f := byType[core.EventCatalogUnreachable], byType[core.EventIngestFailed]
+	if u.ID == "" || !contains(u.Error, "503") || u.Version != "02.07.000" || u.Catalog != core.National {
+		t.Fatalf("catalog.unreachable: %+v", u)
+	}
+	if f.ID == "" || !strings.HasPrefix(f.Error, "boot ingest: ") || f.Version != "02.07.000" || f.Source == "" {
+		t.Fatalf("ingest.failed: %+v", f)
+	}
+	for _, dl := range r.deliveries() {
+		verifyStandardWebhook(t, d.Secret, dl)
+	}
+}
