@@ -162,11 +162,17 @@ func (s *Service) Test(ctx context.Context, id string) (core.DeliveryAttempt, er
 	return a, nil
 }
 
-// Deliveries returns the latest attempts of a destination and how many of
-// its deliveries are queued.
+// Deliveries returns the latest attempts of a destination and how many
+// deliveries it still has coming: queued ones, and recorded events it
+// wants that the worker has not fanned out yet.
 func (s *Service) Deliveries(ctx context.Context, id string, limit int) (core.DeliveryLog, error) {
-	if _, err := s.find(ctx, id); err != nil {
+	d, err := s.find(ctx, id)
+	if err != nil {
 		return core.DeliveryLog{}, err
+	}
+	outbox, err := s.store.Outbox(ctx)
+	if err != nil {
+		return core.DeliveryLog{}, core.Unavailablef(err, "reading the event outbox failed")
 	}
 	if limit <= 0 {
 		limit = core.DefaultDeliveryList
@@ -179,6 +185,11 @@ func (s *Service) Deliveries(ctx context.Context, id string, limit int) (core.De
 		as = []core.DeliveryAttempt{}
 	}
 	pending := 0
+	for _, ev := range outbox {
+		if d.Wants(ev.Type) {
+			pending++
+		}
+	}
 	s.mu.Lock()
 	for k := range s.queue {
 		if k.dest == id {

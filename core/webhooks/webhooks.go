@@ -238,14 +238,22 @@ func (s *Service) fanOut(ctx context.Context) error {
 				ds = append(ds, core.Delivery{Event: ev, DestinationID: d.ID, QueuedAt: now, NextAttempt: now})
 			}
 		}
-		if err := s.store.FanOut(ctx, ev.ID, ds); err != nil {
-			return err
-		}
+		// Into the in-memory queue first, so that an event is always counted
+		// as pending somewhere (Deliveries reads the outbox, then the queue).
+		// No attempt starts before this returns: startDue runs after it.
 		s.mu.Lock()
 		for i := range ds {
 			s.queue[jobKey{ds[i].DestinationID, ev.ID}] = &ds[i]
 		}
 		s.mu.Unlock()
+		if err := s.store.FanOut(ctx, ev.ID, ds); err != nil {
+			s.mu.Lock()
+			for i := range ds {
+				delete(s.queue, jobKey{ds[i].DestinationID, ev.ID})
+			}
+			s.mu.Unlock()
+			return err
+		}
 	}
 	return nil
 }

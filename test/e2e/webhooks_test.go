@@ -290,7 +290,7 @@ func TestWebhookRetriesUntilTheReceiverComesBack(t *testing.T) {
 }
 
 func TestWebhookClientErrorStopsAndRetryWindowEnds(t *testing.T) {
-	e := newEnv(t, webhookSettings(map[string]string{"SERVICE_WEBHOOK_RETRY_FOR": "300ms"}))
+	e := newEnv(t, webhookSettings(map[string]string{"SERVICE_WEBHOOK_RETRY_FOR": "2s"}))
 	gone, broken := newReceiver(t), newReceiver(t)
 	gone.setRespond(func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusGone) })
 	broken.setRespond(func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusBadGateway) })
