@@ -321,9 +321,13 @@ func (s *Service) attempt(ctx context.Context, d core.Delivery) {
 	}
 	start := s.now()
 	var res core.SendResult
+	if !found {
+		// Deleted (or a SERVICE_WEBHOOK_URL entry removed from the
+		// environment): nothing to deliver to, nothing to log.
+		s.forget(ctx, d.DestinationID)
+		return
+	}
 	switch {
-	case !found:
-		res = core.SendResult{Err: errors.New("the destination no longer exists"), Refused: true}
 	case !dest.Enabled:
 		res = core.SendResult{Err: errors.New("the destination was disabled before delivery"), Refused: true}
 	default:
@@ -353,9 +357,29 @@ func (s *Service) attempt(ctx context.Context, d core.Delivery) {
 		delete(s.queue, k)
 	}
 	s.mu.Unlock()
+	if _, still, err := s.destination(ctx, d.DestinationID); err == nil && !still {
+		// Deleted while this attempt was in flight: Finish wrote to it again.
+		s.forget(ctx, d.DestinationID)
+	}
 	if a.Status == core.DeliveryFailed {
 		s.log.Warn("webhook delivery failed for good", "destination", d.DestinationID, "event", d.Event.ID, "attempts", d.Attempts, "error", a.Error, "code", a.ResponseCode)
 	}
+}
+
+// forget drops what remains of a destination that no longer exists: its
+// queued deliveries and its log, in the store and in memory.
+func (s *Service) forget(ctx context.Context, id string) {
+	if err := s.store.DeleteDestination(ctx, id); err != nil {
+		s.log.Error("removing the deliveries of a deleted destination failed", "destination", id, "error", err)
+		return
+	}
+	s.mu.Lock()
+	for k := range s.queue {
+		if k.dest == id {
+			delete(s.queue, k)
+		}
+	}
+	s.mu.Unlock()
 }
 
 func (s *Service) retryLater(d core.Delivery, after time.Duration) {
@@ -437,6 +461,13 @@ func (s *Service) destination(ctx context.Context, id string) (core.Destination,
 		}
 	}
 	return s.store.Destination(ctx, id)
+}
+
+// InFlight counts the attempts under way.
+func (s *Service) InFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.inflight)
 }
 
 // Pending counts the deliveries queued in this process (for tests and the

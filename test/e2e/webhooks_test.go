@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,9 +12,12 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"go.uber.org/fx"
 
+	"github.com/climatesearch/climatesearch/adapters/badgerstore"
 	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/core/webhooks"
 )
 
 // receiver is a real HTTP endpoint that records every delivery and answers
@@ -593,5 +597,44 @@ func TestWebhookBootIngestFailure(t *testing.T) {
 	}
 	for _, dl := range r.deliveries() {
 		verifyStandardWebhook(t, d.Secret, dl)
+	}
+}
+
+// Deleting a destination while an attempt to it is in flight leaves
+// nothing behind once the attempt ends: no queued delivery, no log.
+func TestWebhookDeleteWhileInFlightLeavesNothing(t *testing.T) {
+	var st *badgerstore.Store
+	var svc *webhooks.Service
+	e := newEnv(t, webhookSettings(nil), fx.Populate(&st, &svc))
+	release := make(chan struct{})
+	r := newReceiver(t)
+	r.setRespond(func(_ int, w http.ResponseWriter) {
+		<-release
+		w.WriteHeader(http.StatusServiceUnavailable) // would be retried
+	})
+	d := e.createDestination(map[string]any{"url": r.URL})
+	e.mustIngest()
+	eventually(t, "the attempt in flight", func() bool { return len(r.deliveries()) == 1 })
+	if resp := e.do(http.MethodDelete, "/admin/webhooks/"+d.ID, nil, nil); resp.Status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", resp.Status, resp.Body)
+	}
+	close(release)
+	ctx := context.Background()
+	eventually(t, "the deleted destination's traces to go", func() bool {
+		if svc.InFlight() > 0 {
+			return false
+		}
+		q, err := st.Queue(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		as, err := st.Attempts(ctx, d.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(q) == 0 && len(as) == 0
+	})
+	if n := len(r.deliveries()); n != 1 {
+		t.Fatalf("a deleted destination got %d requests", n)
 	}
 }
