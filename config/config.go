@@ -177,7 +177,7 @@ var settings = []setting{
 	{"webhook-allow-private", "SERVICE_WEBHOOK_ALLOW_PRIVATE", "false", "true lets webhooks reach loopback, private, link-local and metadata addresses (refused by default, also at delivery time)", boolean(func(c *Config) *bool { return &c.WebhookAllowPrivate })},
 	{"webhook-timeout", "SERVICE_WEBHOOK_TIMEOUT", "10s", "bound on one webhook delivery attempt", dur(func(c *Config) *time.Duration { return &c.WebhookTimeout })},
 	{"webhook-backoff", "SERVICE_WEBHOOK_BACKOFF", "5s", "delay before the first retry of a failed delivery; doubles per attempt up to 1h, with jitter", dur(func(c *Config) *time.Duration { return &c.WebhookBackoff })},
-	{"webhook-retry-for", "SERVICE_WEBHOOK_RETRY_FOR", "24h", "how long a failed delivery is retried before it is marked failed", dur(func(c *Config) *time.Duration { return &c.WebhookRetryFor })},
+	{"webhook-retry-for", "SERVICE_WEBHOOK_RETRY_FOR", "24h", "how long a failed delivery is retried at least before it is marked failed", dur(func(c *Config) *time.Duration { return &c.WebhookRetryFor })},
 	{"mcp-allow-any-host", "SERVICE_MCP_ALLOW_ANY_HOST", "false", "true turns off the DNS-rebinding protection of /mcp (a request arriving over loopback must carry a localhost Host, 403 otherwise); only behind a reverse proxy on the same host that forwards the public Host", boolean(func(c *Config) *bool { return &c.MCPAllowAnyHost })},
 }
 

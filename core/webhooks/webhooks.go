@@ -392,7 +392,7 @@ func (s *Service) retryLater(d core.Delivery, after time.Duration) {
 // outcome classifies an attempt: 2xx delivered; a refused address, a
 // redirect or a 4xx other than 408 and 429 failed for good; anything else
 // retried after an exponential, jittered delay (at least the receiver's
-// Retry-After) until the retry window ends.
+// Retry-After) until an attempt past the retry window fails.
 func (s *Service) outcome(d core.Delivery, res core.SendResult, start time.Time) core.DeliveryAttempt {
 	a := core.DeliveryAttempt{
 		At: start.UTC(), EventID: d.Event.ID, EventType: d.Event.Type, Attempt: d.Attempts,
@@ -420,15 +420,15 @@ func (s *Service) outcome(d core.Delivery, res core.SendResult, start time.Time)
 	if a.Error == "" {
 		a.Error = fmt.Sprintf("the receiver answered %d %s", code, http.StatusText(code))
 	}
-	delay := max(s.backoff(d.Attempts), res.RetryAfter)
-	next := s.now().Add(delay)
-	if next.Sub(d.QueuedAt) > s.cfg.RetryFor {
+	// The window is a minimum: attempts go on until one made at least
+	// RetryFor after queueing has failed too.
+	if s.now().Sub(d.QueuedAt) >= s.cfg.RetryFor {
 		a.Status = core.DeliveryFailed
 		a.Error += fmt.Sprintf("; gave up after %d attempts over %s", d.Attempts, s.cfg.RetryFor)
 		return a
 	}
 	a.Status = core.DeliveryRetrying
-	a.NextAttempt = next.UTC()
+	a.NextAttempt = s.now().Add(max(s.backoff(d.Attempts), res.RetryAfter)).UTC()
 	return a
 }
 

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"errors"
+	"strings"
 	"io"
 	"log/slog"
 	"testing"
@@ -59,11 +60,16 @@ func TestOutcome(t *testing.T) {
 	if a.NextAttempt.Sub(now) != 30*time.Second {
 		t.Errorf("Retry-After: next in %s", a.NextAttempt.Sub(now))
 	}
-	// The window ends: a delivery queued almost an hour ago fails for good.
+	// The window ends: an attempt made an hour after queueing fails for
+	// good; one a second earlier is retried.
 	old := fresh
-	old.QueuedAt, old.Attempts = now.Add(-time.Hour+time.Second), 20
-	if a := s.outcome(old, core.SendResult{Code: 500}, now); a.Status != core.DeliveryFailed {
+	old.QueuedAt, old.Attempts = now.Add(-time.Hour), 20
+	if a := s.outcome(old, core.SendResult{Code: 500}, now); a.Status != core.DeliveryFailed || !strings.Contains(a.Error, "gave up") {
 		t.Errorf("past the window: %+v", a)
+	}
+	old.QueuedAt = now.Add(-time.Hour + time.Second)
+	if a := s.outcome(old, core.SendResult{Code: 500}, now); a.Status != core.DeliveryRetrying {
+		t.Errorf("inside the window: %+v", a)
 	}
 }
 
@@ -81,21 +87,33 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-// A default configuration retries for at least 24 hours.
+// A default configuration retries for at least 24 hours, in about 40 attempts.
 func TestDefaultsRetryADay(t *testing.T) {
 	s := newTestService(t, Config{})
 	if s.cfg.RetryFor < 24*time.Hour || s.cfg.Backoff <= 0 || s.cfg.PerDestination < 1 {
 		t.Fatalf("defaults: %+v", s.cfg)
 	}
-	var total time.Duration
-	n := 0
-	for total < 24*time.Hour {
-		n++
-		total += s.cfg.MaxBackoff // upper bound of every later step
+	queued := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	now := queued
+	s.now = func() time.Time { return now }
+	d := core.Delivery{Event: core.Event{ID: "evt_1"}, QueuedAt: queued}
+	for {
+		d.Attempts++
+		a := s.outcome(d, core.SendResult{Code: 503}, now)
+		if a.Status == core.DeliveryFailed {
+			break
+		}
+		now = a.NextAttempt
 	}
-	if n > 40 {
-		t.Fatalf("a day of retries takes %d attempts at the cap", n)
+	// The window is a minimum: the last attempt comes after a full day,
+	// at most one step (1 h) later.
+	if span := now.Sub(queued); span < 24*time.Hour || span > 25*time.Hour {
+		t.Fatalf("the last attempt came %s after queueing", span)
 	}
+	if d.Attempts < 30 || d.Attempts > 50 {
+		t.Fatalf("%d attempts in a day", d.Attempts)
+	}
+	t.Logf("%d attempts over %s", d.Attempts, now.Sub(queued))
 }
 
 func TestStaticDestinations(t *testing.T) {
