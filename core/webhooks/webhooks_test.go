@@ -2,9 +2,9 @@ package webhooks
 
 import (
 	"errors"
-	"strings"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
