@@ -1,6 +1,7 @@
-// Package webhooks_test checks the Go sender's signatures against the
+// Package webhooks_test checks the service's signatures against the
 // reference Standard Webhooks JavaScript library (receiver.mjs), so a
-// receiver written with any official library accepts our deliveries.
+// receiver written with any official library accepts our deliveries: the
+// sender adapter's directly, and the running binary's end to end.
 package webhooks_test
 
 import (
