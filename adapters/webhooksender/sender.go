@@ -173,7 +173,31 @@ var (
 	cgnat     = netip.MustParsePrefix("100.64.0.0/10")
 	thisNet   = netip.MustParsePrefix("0.0.0.0/8")
 	broadcast = netip.MustParseAddr("255.255.255.255")
+	// reserved ranges no public receiver lives in: IETF protocol
+	// assignments, documentation, benchmarking, and the old class E.
+	reserved = []netip.Prefix{
+		netip.MustParsePrefix("192.0.0.0/24"), netip.MustParsePrefix("192.0.2.0/24"),
+		netip.MustParsePrefix("198.18.0.0/15"), netip.MustParsePrefix("198.51.100.0/24"),
+		netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("240.0.0.0/4"),
+		netip.MustParsePrefix("2001:db8::/32"),
+	}
+	// IPv6 forms that carry an IPv4 address a gateway will connect to:
+	// NAT64 (the last 32 bits) and 6to4 (bits 16-48).
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
 )
+
+// embeddedIPv4 returns the IPv4 address a NAT64 or 6to4 address leads to.
+func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
+	b := ip.As16()
+	switch {
+	case nat64.Contains(ip):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	case sixToFour.Contains(ip):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), true
+	}
+	return netip.Addr{}, false
+}
 
 // blockedClass names the class of an address deliveries must not reach, or
 // returns "" for an address that is fine.
@@ -200,6 +224,16 @@ func blockedClass(ip netip.Addr) string {
 		return `"this network" 0.0.0.0/8`
 	case ip == broadcast:
 		return "broadcast"
+	}
+	for _, p := range reserved {
+		if p.Contains(ip) {
+			return "reserved " + p.String()
+		}
+	}
+	if v4, ok := embeddedIPv4(ip); ok {
+		if class := blockedClass(v4); class != "" {
+			return class + " via " + v4.String()
+		}
 	}
 	return ""
 }

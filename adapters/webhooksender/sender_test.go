@@ -189,6 +189,13 @@ func TestCheckRefusesPrivateAddresses(t *testing.T) {
 		{"http://0.1.2.3/", "0.0.0.0/8"},
 		{"http://224.0.0.1/", "multicast"},
 		{"http://255.255.255.255/", "broadcast"},
+		{"http://198.18.0.1/", "reserved 198.18.0.0/15"},
+		{"http://240.1.2.3/", "reserved 240.0.0.0/4"},
+		{"http://192.0.2.10/", "reserved 192.0.2.0/24"},
+		{"http://[2001:db8::1]/", "reserved 2001:db8::/32"},
+		{"http://[64:ff9b::a9fe:a9fe]/", "cloud metadata via 169.254.169.254"},
+		{"http://[64:ff9b::7f00:1]/", "loopback via 127.0.0.1"},
+		{"http://[2002:c0a8:101::1]/", "private via 192.168.1.1"},
 	} {
 		err := s.Check(ctx, tc.url)
 		if core.KindOf(err) != core.KindInvalid || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "SERVICE_WEBHOOK_ALLOW_PRIVATE=true") {
@@ -209,8 +216,10 @@ func TestCheckRefusesPrivateAddresses(t *testing.T) {
 			t.Errorf("Check(%.60s) = %v, want an invalid-request error saying %q", tc.url, err, tc.want)
 		}
 	}
-	if err := s.Check(ctx, "https://93.184.215.14/hook"); err != nil {
-		t.Errorf("a public address is refused: %v", err)
+	for _, public := range []string{"https://93.184.215.14/hook", "https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/hook", "https://[64:ff9b::5db8:d70e]/hook"} {
+		if err := s.Check(ctx, public); err != nil {
+			t.Errorf("a public address is refused: %v", err)
+		}
 	}
 	if err := local.Check(ctx, "http://127.0.0.1:8080/hook"); err != nil {
 		t.Errorf("with AllowPrivate, loopback is refused: %v", err)
