@@ -2,7 +2,9 @@ package core
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -56,6 +58,25 @@ type FileProblem struct {
 	Row    int    `json:"row,omitempty"`
 	Column string `json:"column,omitempty"`
 	Msg    string `json:"message"`
+}
+
+// String reads `row 3, column "A1-A3": message`, leaving out what is unknown.
+func (p FileProblem) String() string {
+	var b strings.Builder
+	if p.Row > 0 {
+		fmt.Fprintf(&b, "row %d", p.Row)
+	}
+	if p.Column != "" {
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "column %q", p.Column)
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
 }
 
 // StashedFile is an uploaded file kept for a later apply.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -191,15 +192,7 @@ func (d Destination) Wants(t EventType) bool {
 	if !d.Enabled || t == EventWebhookTest {
 		return false
 	}
-	if len(d.Events) == 0 {
-		return true
-	}
-	for _, e := range d.Events {
-		if e == t {
-			return true
-		}
-	}
-	return false
+	return len(d.Events) == 0 || slices.Contains(d.Events, t)
 }
 
 // Masked returns the destination with its secret masked.
@@ -258,11 +251,7 @@ func ParseEventTypes(in []string) ([]EventType, error) {
 			return nil, nil
 		}
 		t := EventType(s)
-		ok := false
-		for _, k := range SubscribableEvents {
-			ok = ok || k == t
-		}
-		if !ok {
+		if !slices.Contains(SubscribableEvents, t) {
 			return nil, Invalidf("unknown event %q: use catalog.changed, catalog.unreachable, ingest.failed or * (webhook.test is sent on demand only)", s)
 		}
 		if !seen[t] {

@@ -17,29 +17,7 @@ const MaxProblems = 20
 // Report.Notes) one oddity that was accepted. Row is the 1-based row in the
 // sheet or file (the header row is 1 when it is the first row; 0 for the
 // column map as a whole); Column is the file header concerned.
-type Problem struct {
-	Row    int    `json:"row,omitempty"`
-	Column string `json:"column,omitempty"`
-	Msg    string `json:"message"`
-}
-
-func (p Problem) String() string {
-	var b strings.Builder
-	if p.Row > 0 {
-		fmt.Fprintf(&b, "row %d", p.Row)
-	}
-	if p.Column != "" {
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "column %q", p.Column)
-	}
-	if b.Len() > 0 {
-		b.WriteString(": ")
-	}
-	b.WriteString(p.Msg)
-	return b.String()
-}
+type Problem = core.FileProblem
 
 // Report is what Map made of a table.
 type Report struct {

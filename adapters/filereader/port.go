@@ -37,11 +37,7 @@ func (p Parser) Map(filename string, data []byte, sheet string, catalog core.Cat
 	}
 	rep, err := Map(t, catalog, mapping, version)
 	if len(rep.Problems) > 0 {
-		out := make([]core.FileProblem, len(rep.Problems))
-		for i, pr := range rep.Problems {
-			out[i] = core.FileProblem{Row: pr.Row, Column: pr.Column, Msg: pr.Msg}
-		}
-		return core.Release{}, out, nil
+		return core.Release{}, rep.Problems, nil
 	}
 	if err != nil {
 		return core.Release{}, nil, err

@@ -87,31 +87,13 @@ func (f *Files) IngestFile(ctx context.Context, req core.FileRequest) (core.Inge
 	if len(problems) > 0 {
 		msgs := make([]string, 0, 3)
 		for _, p := range problems[:min(3, len(problems))] {
-			msgs = append(msgs, describe(p))
+			msgs = append(msgs, p.String())
 		}
 		return core.IngestResult{}, &core.Error{Kind: core.KindInvalid, Problems: problems,
 			Msg: fmt.Sprintf("file refused, nothing stored: %d problem(s), first: %s", len(problems), strings.Join(msgs, "; "))}
 	}
 	rel.Catalog, rel.Origin, rel.Complete = req.Catalog, core.OriginFile, false
 	return f.ingest.applyMode(ctx, rel, f.ingest.now(), req.DryRun)
-}
-
-func describe(p core.FileProblem) string {
-	var b strings.Builder
-	if p.Row > 0 {
-		fmt.Fprintf(&b, "row %d", p.Row)
-	}
-	if p.Column != "" {
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "column %q", p.Column)
-	}
-	if b.Len() > 0 {
-		b.WriteString(": ")
-	}
-	b.WriteString(p.Msg)
-	return b.String()
 }
 
 func newPreviewID() (string, error) {

@@ -120,6 +120,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	if d.Static {
 		return staticErr(d)
 	}
+	s.deletions.Add(1)
 	if err := s.store.DeleteDestination(ctx, id); err != nil {
 		return core.Unavailablef(err, "deleting the webhook destination failed")
 	}

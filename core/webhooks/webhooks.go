@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/climatesearch/climatesearch/core"
@@ -77,9 +78,13 @@ type Service struct {
 	mu       sync.Mutex
 	queue    map[jobKey]*core.Delivery // loaded at Run, fed by fan-out
 	inflight map[jobKey]bool
-	busy     map[string]int // attempts in flight per destination
 	wake     chan struct{}
 	running  bool
+	// recorded says the outbox may hold events to fan out.
+	recorded atomic.Bool
+	// deletions counts destination deletions, so an attempt can tell
+	// cheaply whether its destination may have gone while it ran.
+	deletions atomic.Int64
 }
 
 type jobKey struct{ dest, event string }
@@ -94,9 +99,10 @@ func New(cfg Config, store ports.WebhookStore, sender ports.WebhookSender, log *
 	cfg.defaults()
 	s := &Service{
 		cfg: cfg, store: store, sender: sender, log: log, now: time.Now,
-		queue: map[jobKey]*core.Delivery{}, inflight: map[jobKey]bool{}, busy: map[string]int{},
+		queue: map[jobKey]*core.Delivery{}, inflight: map[jobKey]bool{},
 		wake: make(chan struct{}, 1),
 	}
+	s.recorded.Store(true) // an earlier process may have left events in the outbox
 	for _, u := range cfg.StaticURLs {
 		if _, err := core.ParseSecret(cfg.StaticSecret); err != nil {
 			return nil, fmt.Errorf("SERVICE_WEBHOOK_SECRET: %w", err)
@@ -138,6 +144,7 @@ func (s *Service) Publish(ctx context.Context, ev core.Event) error {
 	if err := s.store.RecordEvent(ctx, ev); err != nil {
 		return fmt.Errorf("recording event %s: %w", ev.ID, err)
 	}
+	s.recorded.Store(true)
 	s.poke()
 	return nil
 }
@@ -174,9 +181,14 @@ func (s *Service) Run(ctx context.Context) {
 			}
 			loaded = true
 		}
-		if err := s.fanOut(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("fanning out events failed; retrying", "error", err)
-			s.sleep(ctx, time.Second)
+		// The outbox is read only when Publish recorded something (or at
+		// start, or on the safety timer), not after every attempt.
+		if s.recorded.Swap(false) {
+			if err := s.fanOut(ctx); err != nil && ctx.Err() == nil {
+				s.recorded.Store(true)
+				s.log.Error("fanning out events failed; retrying", "error", err)
+				s.sleep(ctx, time.Second)
+			}
 		}
 		next := s.startDue(ctx, &wg)
 		wait := time.Minute // a safety net; pokes do the real work
@@ -188,6 +200,7 @@ func (s *Service) Run(ctx context.Context) {
 		case <-ctx.Done():
 		case <-s.wake:
 		case <-t.C:
+			s.recorded.Store(true)
 		}
 		t.Stop()
 	}
@@ -286,13 +299,17 @@ func (s *Service) startDue(ctx context.Context, wg *sync.WaitGroup) time.Time {
 		}
 		return due[i].Event.ID < due[j].Event.ID
 	})
+	busy := map[string]int{} // attempts in flight per destination
+	for k := range s.inflight {
+		busy[k.dest]++
+	}
 	for _, d := range due {
-		if s.busy[d.DestinationID] >= s.cfg.PerDestination {
+		if busy[d.DestinationID] >= s.cfg.PerDestination {
 			continue // started when a slot frees (attempt end pokes)
 		}
 		k := jobKey{d.DestinationID, d.Event.ID}
 		s.inflight[k] = true
-		s.busy[d.DestinationID]++
+		busy[d.DestinationID]++
 		job := *d
 		wg.Add(1)
 		go func() {
@@ -309,10 +326,10 @@ func (s *Service) attempt(ctx context.Context, d core.Delivery) {
 	defer func() {
 		s.mu.Lock()
 		delete(s.inflight, k)
-		s.busy[d.DestinationID]--
 		s.mu.Unlock()
 		s.poke()
 	}()
+	deletions := s.deletions.Load()
 	dest, found, err := s.destination(ctx, d.DestinationID)
 	if err != nil {
 		s.log.Error("reading a webhook destination failed", "destination", d.DestinationID, "error", err)
@@ -357,9 +374,11 @@ func (s *Service) attempt(ctx context.Context, d core.Delivery) {
 		delete(s.queue, k)
 	}
 	s.mu.Unlock()
-	if _, still, err := s.destination(ctx, d.DestinationID); err == nil && !still {
-		// Deleted while this attempt was in flight: Finish wrote to it again.
-		s.forget(ctx, d.DestinationID)
+	if s.deletions.Load() != deletions {
+		if _, still, err := s.destination(ctx, d.DestinationID); err == nil && !still {
+			// Deleted while this attempt was in flight: Finish wrote to it again.
+			s.forget(ctx, d.DestinationID)
+		}
 	}
 	if a.Status == core.DeliveryFailed {
 		s.log.Warn("webhook delivery failed for good", "destination", d.DestinationID, "event", d.Event.ID, "attempts", d.Attempts, "error", a.Error, "code", a.ResponseCode)

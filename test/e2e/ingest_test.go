@@ -54,10 +54,12 @@ func TestSameReleaseTwiceUpsertsNothing(t *testing.T) {
 	}
 }
 
-func TestChangedReleaseReportsTheChangedIDs(t *testing.T) {
-	e := newEnv(t, nil)
-	e.mustIngest()
-	// The next release changes one value of one resource in both cultures.
+// serveChangedRelease makes the publisher serve the next release, which
+// changes one value (A1-A3 of 6000000024 becomes 9.99) in both cultures;
+// its versions are 02.06.001 (sv) and 02.07.001 (en).
+func (e *env) serveChangedRelease() {
+	t := e.t
+	t.Helper()
 	bump := func(rs []map[string]any) []map[string]any {
 		for _, r := range rs {
 			if boverkettest.ResourceID(r) == "6000000024" {
@@ -69,6 +71,12 @@ func TestChangedReleaseReportsTheChangedIDs(t *testing.T) {
 	}
 	e.Up.SetJSON("sv", boverkettest.MutateExport(t, sv0206, bump, "02.06.001"))
 	e.Up.SetJSON("en", boverkettest.MutateExport(t, en0207, bump, "02.07.001"))
+}
+
+func TestChangedReleaseReportsTheChangedIDs(t *testing.T) {
+	e := newEnv(t, nil)
+	e.mustIngest()
+	e.serveChangedRelease()
 	res := e.mustIngest()
 	if res.Upserted != 1 || res.Unchanged != 234 || len(res.Changed) != 1 || res.Changed[0] != "national:6000000024" || res.Version != "02.07.001" {
 		t.Fatalf("changed release: %+v", res)

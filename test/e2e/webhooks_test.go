@@ -15,7 +15,6 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/climatesearch/climatesearch/adapters/badgerstore"
-	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/core/webhooks"
 )
@@ -162,17 +161,7 @@ func TestWebhookChangedReleaseReachesEveryDestinationOnceSigned(t *testing.T) {
 	}
 	// An unchanged release, then one that changes one value.
 	e.mustIngest()
-	bump := func(rs []map[string]any) []map[string]any {
-		for _, r := range rs {
-			if boverkettest.ResourceID(r) == "6000000024" {
-				v, _ := typical(r)
-				v["Value"] = 9.99
-			}
-		}
-		return rs
-	}
-	e.Up.SetJSON("sv", boverkettest.MutateExport(t, sv0206, bump, "02.06.001"))
-	e.Up.SetJSON("en", boverkettest.MutateExport(t, en0207, bump, "02.07.001"))
+	e.serveChangedRelease()
 	e.mustIngest()
 	e.settled(da.ID, db.ID, envID)
 
