@@ -80,8 +80,6 @@ type Service struct {
 	inflight map[jobKey]bool
 	wake     chan struct{}
 	running  bool
-	// recorded says the outbox may hold events to fan out.
-	recorded atomic.Bool
 	// deletions counts destination deletions, so an attempt can tell
 	// cheaply whether its destination may have gone while it ran.
 	deletions atomic.Int64
@@ -102,7 +100,6 @@ func New(cfg Config, store ports.WebhookStore, sender ports.WebhookSender, log *
 		queue: map[jobKey]*core.Delivery{}, inflight: map[jobKey]bool{},
 		wake: make(chan struct{}, 1),
 	}
-	s.recorded.Store(true) // an earlier process may have left events in the outbox
 	for _, u := range cfg.StaticURLs {
 		if _, err := core.ParseSecret(cfg.StaticSecret); err != nil {
 			return nil, fmt.Errorf("SERVICE_WEBHOOK_SECRET: %w", err)
@@ -144,7 +141,6 @@ func (s *Service) Publish(ctx context.Context, ev core.Event) error {
 	if err := s.store.RecordEvent(ctx, ev); err != nil {
 		return fmt.Errorf("recording event %s: %w", ev.ID, err)
 	}
-	s.recorded.Store(true)
 	s.poke()
 	return nil
 }
@@ -181,14 +177,11 @@ func (s *Service) Run(ctx context.Context) {
 			}
 			loaded = true
 		}
-		// The outbox is read only when Publish recorded something (or at
-		// start, or on the safety timer), not after every attempt.
-		if s.recorded.Swap(false) {
-			if err := s.fanOut(ctx); err != nil && ctx.Err() == nil {
-				s.recorded.Store(true)
-				s.log.Error("fanning out events failed; retrying", "error", err)
-				s.sleep(ctx, time.Second)
-			}
+		// Reading an empty outbox is one cheap prefix scan; skipping it
+		// unless Publish flagged an event measured slower (docs/PERFORMANCE.md).
+		if err := s.fanOut(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("fanning out events failed; retrying", "error", err)
+			s.sleep(ctx, time.Second)
 		}
 		next := s.startDue(ctx, &wg)
 		wait := time.Minute // a safety net; pokes do the real work
@@ -200,7 +193,6 @@ func (s *Service) Run(ctx context.Context) {
 		case <-ctx.Done():
 		case <-s.wake:
 		case <-t.C:
-			s.recorded.Store(true)
 		}
 		t.Stop()
 	}
