@@ -83,6 +83,8 @@ func (p FileProblem) String() string {
 type StashedFile struct {
 	Filename string `json:"filename"`
 	Data     []byte `json:"data"`
+	// StashedAt dates the upload; the stash keeps it PreviewTTL from then.
+	StashedAt time.Time `json:"stashed_at,omitzero"`
 }
 
 // FileRequest asks to ingest a file, uploaded now or stashed by a preview.

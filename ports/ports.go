@@ -136,5 +136,19 @@ type FileStash interface {
 // FileIngester previews and applies uploaded files.
 type FileIngester interface {
 	Preview(ctx context.Context, filename string, data []byte, sheet string) (core.IngestPreview, error)
+	// Reopen answers the preview of a stashed file again (another sheet
+	// when sheet is set), for as long as the stash keeps it.
+	Reopen(ctx context.Context, previewID, sheet string) (core.IngestPreview, error)
 	IngestFile(ctx context.Context, req core.FileRequest) (core.IngestResult, error)
+}
+
+// Status answers what the catalogs hold, for operators (the console's
+// /data page): per-catalog state, a filterable resource table, and the
+// spread of values per category.
+type Status interface {
+	Catalogs(ctx context.Context) ([]core.CatalogStatus, error)
+	Browse(ctx context.Context, f core.ResourceFilter) (core.ResourcePage, error)
+	// Categories returns the live categories of the catalogs with the
+	// spread of their A1-A3 per declared unit, largest category first.
+	Categories(ctx context.Context, catalogs []core.CatalogID, lang core.Lang) ([]core.CategoryStats, error)
 }

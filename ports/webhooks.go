@@ -38,6 +38,9 @@ type WebhookStore interface {
 	Finish(ctx context.Context, d core.Delivery, a core.DeliveryAttempt, requeue bool) error
 	// Attempts returns a destination's latest attempts, newest first.
 	Attempts(ctx context.Context, destinationID string, limit int) ([]core.DeliveryAttempt, error)
+	// History returns the latest fanned-out events (at most
+	// core.MaxEventHistory are kept), newest first.
+	History(ctx context.Context, limit int) ([]core.Event, error)
 }
 
 // WebhookSender makes HTTP deliveries.
@@ -65,4 +68,7 @@ type Webhooks interface {
 	Test(ctx context.Context, id string) (core.DeliveryAttempt, error)
 	// Deliveries returns the destination's latest attempts and pending count.
 	Deliveries(ctx context.Context, id string, limit int) (core.DeliveryLog, error)
+	// Events returns the latest events, newest first, each with the state
+	// of its delivery at every destination.
+	Events(ctx context.Context, limit int) ([]core.EventRecord, error)
 }

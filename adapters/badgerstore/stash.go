@@ -27,6 +27,8 @@ type stashMeta struct {
 	Filename string `json:"filename"`
 	Size     int    `json:"size"`
 	Chunks   int    `json:"chunks"`
+	// StashedAt dates the upload (zero for stashes of older versions).
+	StashedAt time.Time `json:"stashed_at,omitzero"`
 }
 
 func expiry(ttl time.Duration) uint64 {
@@ -46,7 +48,11 @@ func (s *Store) Stash(ctx context.Context, id string, f core.StashedFile, ttl ti
 	defer s.leave()
 	exp := expiry(ttl)
 	n := (len(f.Data) + stashChunk - 1) / stashChunk
-	meta, err := json.Marshal(stashMeta{Filename: f.Filename, Size: len(f.Data), Chunks: n})
+	at := f.StashedAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	meta, err := json.Marshal(stashMeta{Filename: f.Filename, Size: len(f.Data), Chunks: n, StashedAt: at.UTC()})
 	if err != nil {
 		return err
 	}
@@ -102,7 +108,7 @@ func (s *Store) Stashed(ctx context.Context, id string) (core.StashedFile, bool,
 				return err
 			}
 		}
-		out = core.StashedFile{Filename: m.Filename, Data: data}
+		out = core.StashedFile{Filename: m.Filename, Data: data, StashedAt: m.StashedAt}
 		found = len(data) == m.Size
 		return nil
 	})

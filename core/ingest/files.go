@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/ports"
@@ -39,9 +40,46 @@ func (f *Files) Preview(ctx context.Context, filename string, data []byte, sheet
 	if err != nil {
 		return core.IngestPreview{}, err
 	}
-	if err := f.stash.Stash(ctx, id, core.StashedFile{Filename: filename, Data: data}, core.PreviewTTL); err != nil {
+	now := f.ingest.now()
+	if err := f.stash.Stash(ctx, id, core.StashedFile{Filename: filename, Data: data, StashedAt: now}, core.PreviewTTL); err != nil {
 		return core.IngestPreview{}, core.Unavailablef(err, "stashing the file failed")
 	}
+	return f.preview(id, filename, t, now), nil
+}
+
+// Reopen answers the preview of a stashed file again, for as long as the
+// stash keeps it; sheet picks another sheet of a workbook.
+func (f *Files) Reopen(ctx context.Context, previewID, sheet string) (core.IngestPreview, error) {
+	st, err := f.stashed(ctx, previewID)
+	if err != nil {
+		return core.IngestPreview{}, err
+	}
+	t, err := f.parser.Parse(st.Filename, st.Data, sheet)
+	if err != nil {
+		return core.IngestPreview{}, err
+	}
+	at := st.StashedAt
+	if at.IsZero() {
+		at = f.ingest.now() // a stash written before StashedAt existed
+	}
+	return f.preview(previewID, st.Filename, t, at), nil
+}
+
+func (f *Files) stashed(ctx context.Context, previewID string) (core.StashedFile, error) {
+	if !validPreviewID(previewID) {
+		return core.StashedFile{}, core.Invalidf("preview_id %q is not one this service issues", previewID)
+	}
+	st, found, err := f.stash.Stashed(ctx, previewID)
+	if err != nil {
+		return core.StashedFile{}, core.Unavailablef(err, "reading the stashed file failed")
+	}
+	if !found {
+		return core.StashedFile{}, core.NotFoundf("preview %s is unknown or expired (previews last %s); upload the file again", previewID, core.PreviewTTL)
+	}
+	return st, nil
+}
+
+func (f *Files) preview(id, filename string, t core.FileTable, stashedAt time.Time) core.IngestPreview {
 	sample := t.Sample
 	if len(sample) > sampleRows {
 		sample = sample[:sampleRows]
@@ -50,8 +88,8 @@ func (f *Files) Preview(ctx context.Context, filename string, data []byte, sheet
 		PreviewID: id, Filename: filename, Headers: t.Headers, Sample: sample, Schema: f.parser.Schema(),
 		Format: t.Format, Sheets: t.Sheets, Sheet: t.Sheet, Delimiter: t.Delimiter,
 		DecimalSeparator: t.DecimalSeparator, Encoding: t.Encoding, Rows: t.Rows,
-		SuggestedMap: f.parser.Suggest(t.Headers), ExpiresAt: f.ingest.now().Add(core.PreviewTTL).UTC(),
-	}, nil
+		SuggestedMap: f.parser.Suggest(t.Headers), ExpiresAt: stashedAt.Add(core.PreviewTTL).UTC(),
+	}
 }
 
 // IngestFile maps a file (uploaded now or stashed by a preview) and applies
@@ -65,15 +103,9 @@ func (f *Files) IngestFile(ctx context.Context, req core.FileRequest) (core.Inge
 		return core.IngestResult{}, core.Invalidf("send either a file or a preview_id, not both")
 	}
 	if req.PreviewID != "" {
-		if !validPreviewID(req.PreviewID) {
-			return core.IngestResult{}, core.Invalidf("preview_id %q is not one this service issues", req.PreviewID)
-		}
-		st, found, err := f.stash.Stashed(ctx, req.PreviewID)
+		st, err := f.stashed(ctx, req.PreviewID)
 		if err != nil {
-			return core.IngestResult{}, core.Unavailablef(err, "reading the stashed file failed")
-		}
-		if !found {
-			return core.IngestResult{}, core.NotFoundf("preview %s is unknown or expired (previews last %s); upload the file again", req.PreviewID, core.PreviewTTL)
+			return core.IngestResult{}, err
 		}
 		req.Filename, req.Data = st.Filename, st.Data
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/climatesearch/climatesearch/adapters/badgerstore"
 	"github.com/climatesearch/climatesearch/adapters/blugeindex"
 	"github.com/climatesearch/climatesearch/adapters/boverket"
+	"github.com/climatesearch/climatesearch/adapters/console"
 	"github.com/climatesearch/climatesearch/adapters/demosnapshot"
 	"github.com/climatesearch/climatesearch/adapters/embedder"
 	"github.com/climatesearch/climatesearch/adapters/filereader"
@@ -38,6 +39,7 @@ import (
 	"github.com/climatesearch/climatesearch/core/ingest"
 	"github.com/climatesearch/climatesearch/core/lookup"
 	"github.com/climatesearch/climatesearch/core/search"
+	"github.com/climatesearch/climatesearch/core/status"
 	"github.com/climatesearch/climatesearch/core/webhooks"
 	"github.com/climatesearch/climatesearch/ports"
 	"github.com/climatesearch/climatesearch/web"
@@ -47,7 +49,7 @@ import (
 // background ingest. Extra options (tests) come last so they can decorate or
 // replace parts.
 func Options(cfg config.Config, log *zap.Logger, extra ...fx.Option) fx.Option {
-	return fx.Options(append([]fx.Option{Parts(cfg, log), fx.Invoke(startWebhooks, startIngest, mountMCP, func(*Server) {})}, extra...)...)
+	return fx.Options(append([]fx.Option{Parts(cfg, log), fx.Invoke(startWebhooks, startIngest, mountMCP, mountConsole, func(*Server) {})}, extra...)...)
 }
 
 // Parts provides every component without starting anything; commands such
@@ -74,6 +76,8 @@ func Parts(cfg config.Config, log *zap.Logger) fx.Option {
 			func(l *lookup.Service) *compare.Service { return compare.New(l) },
 			func(cfg config.Config) search.Config { return search.Config{VectorWeight: cfg.VectorWeightValue()} },
 			search.New,
+			newStatus,
+			newConsole,
 			newAPI,
 			newMCP,
 			NewServer,
@@ -278,6 +282,36 @@ func mountMCP(lc fx.Lifecycle, api *httpapi.API, m *mcpserver.Server, _ *Server)
 	lc.Append(fx.StopHook(m.Close))
 }
 
+// newStatus answers what the catalogs hold; vector coverage is counted for
+// the configured embedder.
+func newStatus(st *badgerstore.Store, e ports.Embedder) *status.Service {
+	if e == nil {
+		return status.New(st, nil, "")
+	}
+	return status.New(st, st, e.ID())
+}
+
+// newConsole is the operator console; it calls the same services as REST
+// and MCP, and its inspector calls this process's own /api and /mcp.
+func newConsole(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, in *ingest.Service,
+	files *ingest.Files, wh *webhooks.Service, st *status.Service, e ports.Embedder, r ports.Reranker, srv *Server) (*console.Console, error) {
+	d := console.Deps{
+		Search: s, Resources: l, Compare: c, Ingest: in, Files: files, Webhooks: wh, Status: st,
+		AdminToken: cfg.AdminToken, MaxUpload: cfg.MaxUpload, SelfURL: srv.SelfURL,
+		MCPRerank: cfg.Reranker != "none", Log: log.Named("console"),
+	}
+	if e != nil {
+		d.EmbedderID = e.ID()
+	}
+	if r != nil {
+		d.RerankerID = r.ID()
+	}
+	return console.New(d)
+}
+
+// mountConsole puts the console's pages on the API's engine.
+func mountConsole(api *httpapi.API, c *console.Console) { c.Mount(api.Engine()) }
+
 // Server is the HTTP server; Addr is known once the app has started.
 type Server struct {
 	srv *http.Server
@@ -286,6 +320,20 @@ type Server struct {
 
 // Addr is the address the server listens on (useful with port 0).
 func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// SelfURL is the base URL that reaches this server over loopback: the
+// listen address, with an unspecified host (0.0.0.0, ::) replaced by
+// 127.0.0.1.
+func (s *Server) SelfURL() string {
+	host, port, err := net.SplitHostPort(s.Addr())
+	if err != nil {
+		return "http://" + s.Addr()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
 
 // NewServer listens at start, so a busy port fails the boot at once, and
 // drains in-flight requests at stop.

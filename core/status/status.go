@@ -1,0 +1,269 @@
+// Package status answers what the catalogs hold, for operators: each
+// catalog's release, size, last ingest and vector coverage; a filterable
+// table of resources; and the spread of climate values per category.
+package status
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+// Service implements ports.Status over the store and, when an embedder is
+// configured, the stored vectors.
+type Service struct {
+	store   ports.ResourceStore
+	vectors ports.VectorStore
+	// embedderID is "" when no embedder is configured.
+	embedderID string
+}
+
+var _ ports.Status = (*Service)(nil)
+
+// New returns a status service; vectors may be nil with embedderID "".
+func New(store ports.ResourceStore, vectors ports.VectorStore, embedderID string) *Service {
+	if vectors == nil {
+		embedderID = ""
+	}
+	return &Service{store: store, vectors: vectors, embedderID: embedderID}
+}
+
+// vectorHashes maps each key with a stored vector of the embedder to the
+// content hash the vector was computed from.
+func (s *Service) vectorHashes(ctx context.Context) (map[core.Key]string, error) {
+	if s.embedderID == "" {
+		return nil, nil
+	}
+	out := map[core.Key]string{}
+	err := s.vectors.ScanVectors(ctx, s.embedderID, func(v ports.StoredVector) error {
+		out[v.Key] = v.Hash
+		return nil
+	})
+	if err != nil {
+		return nil, core.Unavailablef(err, "reading stored vectors failed")
+	}
+	return out, nil
+}
+
+func (s *Service) vectorState(hashes map[core.Key]string, sr ports.StoredResource) core.VectorState {
+	if s.embedderID == "" {
+		return core.VectorNone
+	}
+	h, ok := hashes[sr.Resource.Key()]
+	switch {
+	case !ok:
+		return core.VectorMissing
+	case h != sr.Hash:
+		return core.VectorStale
+	}
+	return core.VectorCurrent
+}
+
+// Catalogs returns the state of every catalog, in the canonical order.
+func (s *Service) Catalogs(ctx context.Context) ([]core.CatalogStatus, error) {
+	hashes, err := s.vectorHashes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]core.CatalogStatus, 0, len(core.Catalogs))
+	for _, c := range core.Catalogs {
+		meta, err := s.store.Meta(ctx, c)
+		if err != nil {
+			return nil, core.Unavailablef(err, "store unavailable")
+		}
+		st := core.CatalogStatus{Catalog: core.CatalogInfo(c), Meta: meta}
+		st.Embedding.EmbedderID = s.embedderID
+		err = s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
+			if sr.Resource.Withdrawn {
+				st.Withdrawn++
+				return nil
+			}
+			st.Live++
+			switch s.vectorState(hashes, sr) {
+			case core.VectorCurrent:
+				st.Embedding.Current++
+			case core.VectorStale:
+				st.Embedding.Stale++
+			case core.VectorMissing:
+				st.Embedding.Missing++
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, core.Unavailablef(err, "store unavailable")
+		}
+		st.Embedding.Total = st.Live
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// Browse returns one page of the resources that pass the filter, in catalog
+// then id order.
+func (s *Service) Browse(ctx context.Context, f core.ResourceFilter) (core.ResourcePage, error) {
+	switch f.Withdrawn {
+	case core.WithdrawnExclude, core.WithdrawnOnly, core.WithdrawnInclude:
+	default:
+		return core.ResourcePage{}, core.Invalidf("withdrawn must be empty, %q or %q", core.WithdrawnOnly, core.WithdrawnInclude)
+	}
+	if f.Limit <= 0 {
+		f.Limit = core.DefaultBrowseLimit
+	}
+	if f.Limit > core.MaxBrowseLimit {
+		return core.ResourcePage{}, core.Invalidf("limit must be at most %d", core.MaxBrowseLimit)
+	}
+	if f.Offset < 0 {
+		return core.ResourcePage{}, core.Invalidf("offset must not be negative")
+	}
+	if f.MissingVector && s.embedderID == "" {
+		return core.ResourcePage{}, core.Invalidf("no embedder is configured (SERVICE_EMBEDDER=none), so no resource has a vector to miss")
+	}
+	if len(f.Text) > core.MaxQueryLen {
+		return core.ResourcePage{}, core.Invalidf("text filter is longer than %d characters", core.MaxQueryLen)
+	}
+	catalogs := f.Catalogs
+	if len(catalogs) == 0 {
+		catalogs = core.Catalogs
+	}
+	var hashes map[core.Key]string
+	if s.embedderID != "" {
+		var err error
+		if hashes, err = s.vectorHashes(ctx); err != nil {
+			return core.ResourcePage{}, err
+		}
+	}
+	text := strings.ToLower(strings.TrimSpace(f.Text))
+	category := strings.TrimSpace(f.Category)
+	page := core.ResourcePage{Offset: f.Offset, Limit: f.Limit, Resources: []core.ResourceRow{}}
+	for _, c := range catalogs {
+		err := s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
+			r := &sr.Resource
+			switch {
+			case f.Withdrawn == core.WithdrawnExclude && r.Withdrawn,
+				f.Withdrawn == core.WithdrawnOnly && !r.Withdrawn:
+				return nil
+			case category != "" && !strings.EqualFold(r.Category, category) && !strings.EqualFold(r.CategoryEN, category):
+				return nil
+			case text != "" && !matchesText(r, text):
+				return nil
+			}
+			state := s.vectorState(hashes, sr)
+			if f.MissingVector && (r.Withdrawn || state == core.VectorCurrent) {
+				return nil
+			}
+			if page.Total >= f.Offset && len(page.Resources) < f.Limit {
+				row := core.ResourceRow{Resource: r.Clone(), Vector: state}
+				row.Localize(f.Lang)
+				page.Resources = append(page.Resources, row)
+			}
+			page.Total++
+			return nil
+		})
+		if err != nil {
+			return core.ResourcePage{}, core.Unavailablef(err, "store unavailable")
+		}
+	}
+	return page, nil
+}
+
+func matchesText(r *core.Resource, text string) bool {
+	for _, v := range []string{r.ID, r.NameSV, r.NameEN, r.NameDA, r.Category, r.CategoryEN, r.Synonyms, r.SynonymsEN} {
+		if v != "" && strings.Contains(strings.ToLower(v), text) {
+			return true
+		}
+	}
+	return false
+}
+
+// Categories returns every live category of the catalogs, largest first,
+// with the spread of typical A1-A3 per declared unit.
+func (s *Service) Categories(ctx context.Context, catalogs []core.CatalogID, lang core.Lang) ([]core.CategoryStats, error) {
+	if len(catalogs) == 0 {
+		catalogs = core.Catalogs
+	}
+	type group struct {
+		stats core.CategoryStats
+		units map[string][]core.SpreadPoint
+	}
+	var groups []*group
+	for _, c := range catalogs {
+		byName := map[string]*group{}
+		err := s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
+			r := sr.Resource
+			if r.Withdrawn {
+				return nil
+			}
+			name := r.Category
+			if name == "" {
+				name = "(no category)"
+			}
+			g := byName[name]
+			if g == nil {
+				g = &group{stats: core.CategoryStats{Catalog: c, Category: name, CategoryEN: r.CategoryEN}, units: map[string][]core.SpreadPoint{}}
+				byName[name] = g
+				groups = append(groups, g)
+			}
+			g.stats.Count++
+			if r.A1A3 != nil {
+				r.Localize(lang)
+				g.units[r.Unit] = append(g.units[r.Unit], core.SpreadPoint{Ref: r.Ref(), Name: r.Name, Value: *r.A1A3})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, core.Unavailablef(err, "store unavailable")
+		}
+	}
+	out := make([]core.CategoryStats, 0, len(groups))
+	for _, g := range groups {
+		g.stats.Units = []core.UnitSpread{}
+		for unit, pts := range g.units {
+			g.stats.Units = append(g.stats.Units, Spread(unit, pts))
+		}
+		sort.Slice(g.stats.Units, func(i, j int) bool {
+			a, b := g.stats.Units[i], g.stats.Units[j]
+			if a.N != b.N {
+				return a.N > b.N
+			}
+			return a.Unit < b.Unit
+		})
+		out = append(out, g.stats)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		if out[i].Catalog != out[j].Catalog {
+			return out[i].Catalog < out[j].Catalog
+		}
+		return out[i].Category < out[j].Category
+	})
+	return out, nil
+}
+
+// Spread sorts the points and computes their five-number summary
+// (quartiles by linear interpolation between closest ranks).
+func Spread(unit string, pts []core.SpreadPoint) core.UnitSpread {
+	sort.Slice(pts, func(i, j int) bool {
+		if pts[i].Value != pts[j].Value {
+			return pts[i].Value < pts[j].Value
+		}
+		return pts[i].Ref < pts[j].Ref
+	})
+	u := core.UnitSpread{Unit: unit, N: len(pts), Points: pts}
+	if len(pts) == 0 {
+		return u
+	}
+	q := func(p float64) float64 {
+		pos := p * float64(len(pts)-1)
+		lo := int(math.Floor(pos))
+		hi := int(math.Ceil(pos))
+		return pts[lo].Value + (pts[hi].Value-pts[lo].Value)*(pos-float64(lo))
+	}
+	u.Min, u.Q1, u.Median, u.Q3, u.Max = pts[0].Value, q(0.25), q(0.5), q(0.75), pts[len(pts)-1].Value
+	return u
+}
