@@ -285,6 +285,7 @@ const (
 	MaxWebhookDescr     = 200
 	MaxDeliveryLog      = 200 // attempts kept per destination
 	DefaultDeliveryList = 50
+	DefaultEventList    = 20 // events listed by GET /admin/events
 )
 
 // Delivery is one event queued for one destination: a row of the outbox.
@@ -318,7 +319,14 @@ type DeliveryAttempt struct {
 	ResponseCode int            `json:"response_code,omitempty"`
 	Error        string         `json:"error,omitempty"`
 	NextAttempt  time.Time      `json:"next_attempt,omitzero"`
+	// Response is the start of the receiver's answer body (at most
+	// MaxResponseExcerpt bytes of valid UTF-8), so an operator sees what
+	// the receiver said.
+	Response string `json:"response,omitempty"`
 }
+
+// MaxResponseExcerpt bounds the receiver's answer kept with an attempt.
+const MaxResponseExcerpt = 512
 
 // DeliveryLog is the answer of GET /admin/webhooks/{id}/deliveries.
 type DeliveryLog struct {
@@ -332,6 +340,8 @@ type DeliveryLog struct {
 type SendResult struct {
 	// Code is the HTTP status, 0 when no answer came.
 	Code int
+	// Body is the start of the answer body, at most MaxResponseExcerpt bytes.
+	Body string
 	// RetryAfter is the receiver's Retry-After, when it sent one.
 	RetryAfter time.Duration
 	Duration   time.Duration

@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -81,6 +82,7 @@ type Store struct {
 	finishLocks [64]sync.Mutex // see finishLock
 	finishMu    sync.Mutex
 	finishes    map[string]int // Finish calls per destination, see trimEvery
+	fanOuts     atomic.Uint64  // FanOut calls, see histTrimEvery
 
 	// decoded caches resources by key with the Badger version they were
 	// decoded from: reads still go through a transaction (so they see

@@ -30,18 +30,22 @@ import (
 //	wh/seen/<eventID>                         -> empty, TTL seenTTL: fanned out
 //	wh/q/<destID>/<eventID>                   -> JSON core.Delivery: the queue
 //	wh/log/<destID>/<16 hex At ns><eventID>   -> JSON core.DeliveryAttempt
+//	wh/hist/<eventID>                         -> JSON core.Event: fanned out
 //
 // Event ids start with their time in hex, so the outbox prefix scans oldest
 // first; the log key starts with the attempt time, so a destination's log
 // scans oldest first and its reverse newest first. The seen marker keeps
 // RecordEvent idempotent once an event has left the outbox; it outlives any
-// plausible re-publication of an event and then expires on its own.
+// plausible re-publication of an event and then expires on its own. The
+// history keeps the latest fanned-out events for operators, written with
+// the fan-out and trimmed to about core.MaxEventHistory (see histTrimEvery).
 const (
 	whDestPrefix   = whPrefix + "dest/"
 	whOutboxPrefix = whPrefix + "ob/"
 	whSeenPrefix   = whPrefix + "seen/"
 	whQueuePrefix  = whPrefix + "q/"
 	whLogPrefix    = whPrefix + "log/"
+	whHistPrefix   = whPrefix + "hist/"
 
 	seenTTL = 7 * 24 * time.Hour
 
@@ -83,6 +87,7 @@ var finishSeed = maphash.MakeSeed()
 func whDestKey(id string) []byte        { return []byte(whDestPrefix + id) }
 func whOutboxKey(eventID string) []byte { return []byte(whOutboxPrefix + eventID) }
 func whSeenKey(eventID string) []byte   { return []byte(whSeenPrefix + eventID) }
+func whHistKey(eventID string) []byte   { return []byte(whHistPrefix + eventID) }
 func whQueueKey(destID, eventID string) []byte {
 	return []byte(whQueuePrefix + destID + "/" + eventID)
 }
@@ -313,9 +318,16 @@ func (s *Store) Outbox(ctx context.Context) ([]core.Event, error) {
 	return scanJSON[core.Event](ctx, s, []byte(whOutboxPrefix), false, 0)
 }
 
+// histTrimEvery is how often FanOut trims the event history: the first
+// fan-out of each process and every histTrimEvery-th after it, so the
+// history holds at most histTrimEvery-1 events beyond core.MaxEventHistory,
+// which History never returns.
+const histTrimEvery = 16
+
 // FanOut queues ds and moves the event from the outbox to the seen markers
-// in one transaction. When the event has already left the outbox (another
-// fan-out won), it writes nothing, so deliveries are never queued twice.
+// and the history in one transaction. When the event has already left the
+// outbox (another fan-out won), it writes nothing, so deliveries are never
+// queued twice and the history never holds an event twice.
 func (s *Store) FanOut(ctx context.Context, eventID string, ds []core.Delivery) error {
 	if eventID == "" {
 		return core.Invalidf("store: fan out: event without id")
@@ -332,13 +344,26 @@ func (s *Store) FanOut(ctx context.Context, eventID string, ds []core.Delivery) 
 		return err
 	}
 	defer s.leave()
+	trim := s.fanOuts.Add(1)%histTrimEvery == 1
 	err := s.updateRetry(ctx, func(txn *badger.Txn) error {
 		// Read inside the transaction: a concurrent FanOut of the same
 		// event then conflicts, and its retry sees the event gone.
-		if found, err := exists(txn, whOutboxKey(eventID)); err != nil || !found {
-			return err
+		item, err := txn.Get(whOutboxKey(eventID))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return storeErr(fmt.Sprintf("get %q", whOutboxKey(eventID)), err)
+		}
+		// The outbox holds the event as recorded: copied as is to the history.
+		ev, err := item.ValueCopy(nil)
+		if err != nil {
+			return storeErr(fmt.Sprintf("read %q", whOutboxKey(eventID)), err)
 		}
 		if err := txn.Delete(whOutboxKey(eventID)); err != nil {
+			return err
+		}
+		if err := txn.Set(whHistKey(eventID), ev); err != nil {
 			return err
 		}
 		seen := badger.NewEntry(whSeenKey(eventID), nil)
@@ -351,9 +376,21 @@ func (s *Store) FanOut(ctx context.Context, eventID string, ds []core.Delivery) 
 				return err
 			}
 		}
-		return nil
+		if !trim {
+			return nil
+		}
+		return trimNewest(txn, []byte(whHistPrefix), core.MaxEventHistory)
 	})
 	return s.writeErr(fmt.Sprintf("fan out %s to %d destinations", eventID, len(ds)), err)
+}
+
+// History returns the latest fanned-out events, newest first, at most
+// core.MaxEventHistory; limit <= 0 means core.MaxEventHistory.
+func (s *Store) History(ctx context.Context, limit int) ([]core.Event, error) {
+	if limit <= 0 || limit > core.MaxEventHistory {
+		limit = core.MaxEventHistory // the history may hold a few more until the next trim
+	}
+	return scanJSON[core.Event](ctx, s, []byte(whHistPrefix), true, limit)
 }
 
 // Queue returns every queued delivery, by destination id then event id.
@@ -407,11 +444,16 @@ func (s *Store) Finish(ctx context.Context, d core.Delivery, a core.DeliveryAtte
 }
 
 // trimLog deletes a destination's attempts past the newest
-// core.MaxDeliveryLog, the pending write of txn included. Only the deleted
-// keys count as read (Item), so the transaction conflicts only with another
-// that trims or deletes the same entries.
+// core.MaxDeliveryLog, the pending write of txn included.
 func trimLog(txn *badger.Txn, destID string) error {
-	prefix := whLogDestPrefix(destID)
+	return trimNewest(txn, whLogDestPrefix(destID), core.MaxDeliveryLog)
+}
+
+// trimNewest deletes the keys under prefix past the keep last ones in key
+// order, the pending writes of txn included. Only the deleted keys count
+// as read (Item), so the transaction conflicts only with another that
+// trims or deletes the same entries.
+func trimNewest(txn *badger.Txn, prefix []byte, keep int) error {
 	opts := badger.DefaultIteratorOptions
 	opts.Prefix = prefix
 	opts.Reverse = true
@@ -420,7 +462,7 @@ func trimLog(txn *badger.Txn, destID string) error {
 	var drop [][]byte
 	n := 0
 	for it.Seek(seekStart(prefix, true)); it.Valid(); it.Next() {
-		if n++; n > core.MaxDeliveryLog {
+		if n++; n > keep {
 			drop = append(drop, it.Item().KeyCopy(nil))
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
+
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/ports"
 )
@@ -207,6 +209,9 @@ func TestWebhookFanOutRace(t *testing.T) {
 	if got := queueKeys(t, s); len(got) != 1 || len(outboxIDs(t, s)) != 0 {
 		t.Fatalf("after 8 concurrent fan-outs: queue %v, outbox %v", got, outboxIDs(t, s))
 	}
+	if got := historyIDs(t, s, 0); !reflect.DeepEqual(got, []string{ev.ID}) {
+		t.Fatalf("after 8 concurrent fan-outs: history %v", got)
+	}
 }
 
 func TestApplyWithEvents(t *testing.T) {
@@ -386,5 +391,134 @@ func TestWebhookFinishConcurrent(t *testing.T) {
 	}
 	if n := len(queueKeys(t, s)); n != workers*each/2 {
 		t.Fatalf("queue holds %d deliveries; want %d", n, workers*each/2)
+	}
+}
+
+func historyIDs(t *testing.T, s *Store, limit int) []string {
+	t.Helper()
+	evs, err := s.History(context.Background(), limit)
+	must(t, err)
+	ids := []string{}
+	for _, ev := range evs {
+		ids = append(ids, ev.ID)
+	}
+	return ids
+}
+
+// histKeys counts the history entries actually stored (a few more than the
+// cap between trims).
+func histKeys(t *testing.T, s *Store) int {
+	t.Helper()
+	n := 0
+	must(t, s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = []byte(whHistPrefix)
+		opts.PrefetchValues = false
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			n++
+		}
+		return nil
+	}))
+	return n
+}
+
+// The history holds each fanned-out event once, as recorded, newest first;
+// events still in the outbox are not in it.
+func TestWebhookHistory(t *testing.T) {
+	ctx := context.Background()
+	s := openT(t, t.TempDir())
+	defer s.Close()
+
+	if got := historyIDs(t, s, 0); len(got) != 0 {
+		t.Fatalf("History of a new store = %v", got)
+	}
+	var evs []core.Event
+	for i := range 5 {
+		ev := testEvent(t0.Add(time.Duration(i) * time.Millisecond))
+		ev.Message = fmt.Sprint("event ", i)
+		evs = append(evs, ev)
+	}
+	for _, i := range []int{3, 0, 4, 1, 2} {
+		must(t, s.RecordEvent(ctx, evs[i]))
+	}
+	// Fanned out in another order than they happened; evs[4] stays in the outbox.
+	for _, i := range []int{2, 0, 3, 1} {
+		must(t, s.FanOut(ctx, evs[i].ID, []core.Delivery{testDelivery(evs[i], "a")}))
+	}
+	got, err := s.History(ctx, 0)
+	must(t, err)
+	if want := []core.Event{evs[3], evs[2], evs[1], evs[0]}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("History = %+v\nwant newest first, as recorded: %+v", got, want)
+	}
+	if got, want := historyIDs(t, s, 2), []string{evs[3].ID, evs[2].ID}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("History(2) = %v; want %v", got, want)
+	}
+
+	// Fanning out an event again, after a re-record or not, adds nothing.
+	must(t, s.FanOut(ctx, evs[1].ID, []core.Delivery{testDelivery(evs[1], "b")}))
+	must(t, s.RecordEvent(ctx, evs[1]))
+	must(t, s.FanOut(ctx, evs[1].ID, nil))
+	must(t, s.FanOut(ctx, evs[4].ID, nil)) // nobody wants it: still history
+	if got, want := historyIDs(t, s, 0), []string{evs[4].ID, evs[3].ID, evs[2].ID, evs[1].ID, evs[0].ID}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("History after repeated fan-outs = %v; want %v", got, want)
+	}
+	if n := histKeys(t, s); n != 5 {
+		t.Fatalf("%d history entries stored; want 5", n)
+	}
+}
+
+// The history keeps the newest core.MaxEventHistory events (a few more on
+// disk between trims, never more in an answer), across a reopen.
+func TestWebhookHistoryCapAndReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openT(t, dir)
+
+	const total = core.MaxEventHistory + 40
+	var ids []string
+	fanOut := func(s *Store, i int) {
+		ev := testEvent(t0.Add(time.Duration(i) * time.Millisecond))
+		must(t, s.RecordEvent(ctx, ev))
+		must(t, s.FanOut(ctx, ev.ID, []core.Delivery{testDelivery(ev, "a")}))
+		ids = append(ids, ev.ID)
+	}
+	newest := func(n int) []string {
+		out := []string{}
+		for i := len(ids) - 1; i >= len(ids)-n; i-- {
+			out = append(out, ids[i])
+		}
+		return out
+	}
+	for i := range total {
+		fanOut(s, i)
+		if n := histKeys(t, s); n > core.MaxEventHistory+histTrimEvery-1 {
+			t.Fatalf("after %d fan-outs the history stores %d events; the cap is %d (+%d between trims)", i+1, n, core.MaxEventHistory, histTrimEvery-1)
+		}
+	}
+	for _, limit := range []int{0, -1, core.MaxEventHistory, core.MaxEventHistory + 50} {
+		if got := historyIDs(t, s, limit); !reflect.DeepEqual(got, newest(core.MaxEventHistory)) {
+			t.Fatalf("History(%d) returned %d events; want the newest %d, newest first", limit, len(got), core.MaxEventHistory)
+		}
+	}
+	if got := historyIDs(t, s, 7); !reflect.DeepEqual(got, newest(7)) {
+		t.Fatalf("History(7) = %v; want %v", got, newest(7))
+	}
+	must(t, s.Close())
+
+	s = openT(t, dir)
+	defer s.Close()
+	if got := historyIDs(t, s, 0); !reflect.DeepEqual(got, newest(core.MaxEventHistory)) {
+		t.Fatalf("History after reopen returned %d events, not the newest %d", len(got), core.MaxEventHistory)
+	}
+	// The first fan-out of a process trims, so short-lived processes do
+	// not let the history grow.
+	fanOut(s, total)
+	if n := histKeys(t, s); n != core.MaxEventHistory {
+		t.Fatalf("after the first fan-out of a process the history stores %d events; want %d", n, core.MaxEventHistory)
+	}
+	if got := historyIDs(t, s, 0); !reflect.DeepEqual(got, newest(core.MaxEventHistory)) {
+		t.Fatal("History after a fan-out past the cap is not the newest events")
 	}
 }

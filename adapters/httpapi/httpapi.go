@@ -85,6 +85,7 @@ func New(d Deps) *API {
 	admin.DELETE("/webhooks/:id", a.deleteWebhook)
 	admin.POST("/webhooks/:id/test", a.testWebhook)
 	admin.GET("/webhooks/:id/deliveries", a.webhookDeliveries)
+	admin.GET("/events", a.events)
 	return a
 }
 

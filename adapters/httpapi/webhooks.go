@@ -166,3 +166,30 @@ func (a *API) webhookDeliveries(c *gin.Context) {
 	log.Attempts = orEmpty(log.Attempts)
 	c.JSON(http.StatusOK, log)
 }
+
+// eventList is the answer of GET /admin/events.
+type eventList struct {
+	Events []core.EventRecord `json:"events"`
+}
+
+func (a *API) events(c *gin.Context) {
+	if !checkParams(c, "limit") {
+		return
+	}
+	limit, ok := parseInt(c, "limit", 1, core.MaxEventHistory)
+	if !ok {
+		return
+	}
+	if limit == 0 {
+		limit = core.DefaultEventList
+	}
+	recs, err := a.d.Webhooks.Events(c, limit)
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	for i := range recs {
+		recs[i].Deliveries = orEmpty(recs[i].Deliveries)
+	}
+	c.JSON(http.StatusOK, eventList{Events: orEmpty(recs)})
+}

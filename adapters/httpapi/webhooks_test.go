@@ -24,6 +24,8 @@ type fakeWebhooks struct {
 	max       int
 	lastInput core.DestinationInput
 	lastLimit int
+	events    []core.EventRecord
+	eventsErr error
 }
 
 func newFakeWebhooks() *fakeWebhooks {
@@ -103,6 +105,16 @@ func (f *fakeWebhooks) Deliveries(ctx context.Context, id string, limit int) (co
 		return core.DeliveryLog{}, err
 	}
 	return core.DeliveryLog{DestinationID: id}, nil
+}
+
+func (f *fakeWebhooks) Events(_ context.Context, limit int) ([]core.EventRecord, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lastLimit = limit
+	if f.eventsErr != nil {
+		return nil, f.eventsErr
+	}
+	return f.events, nil
 }
 
 func newWebhookAPI(token string) (*API, *fakeWebhooks) {
@@ -263,6 +275,7 @@ func TestWebhooksNeedAdminToken(t *testing.T) {
 		{"GET", "/admin/webhooks"}, {"POST", "/admin/webhooks"}, {"GET", "/admin/webhooks/static"},
 		{"PATCH", "/admin/webhooks/static"}, {"DELETE", "/admin/webhooks/static"},
 		{"POST", "/admin/webhooks/static/test"}, {"GET", "/admin/webhooks/static/deliveries"},
+		{"GET", "/admin/events"},
 	}
 	for _, r := range routes {
 		if w := do(t, a, r[0], r[1], `{}`); w.Code != http.StatusUnauthorized {
@@ -274,5 +287,53 @@ func TestWebhooksNeedAdminToken(t *testing.T) {
 	}
 	if w := do(t, a, "GET", "/admin/webhooks", "", "X-Admin-Token", "s3cret"); w.Code != http.StatusOK {
 		t.Errorf("with token: status %d, want 200", w.Code)
+	}
+}
+
+func TestWebhookEvents(t *testing.T) {
+	a, f := newWebhookAPI("")
+	w := do(t, a, "GET", "/admin/events", "")
+	if w.Code != 200 || strings.TrimSpace(w.Body.String()) != `{"events":[]}` {
+		t.Errorf("no events: status %d body %s, want events []", w.Code, w.Body)
+	}
+	if f.lastLimit != core.DefaultEventList {
+		t.Errorf("default limit = %d, want %d", f.lastLimit, core.DefaultEventList)
+	}
+
+	at := time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)
+	f.events = []core.EventRecord{
+		{Event: core.Event{ID: "evt_2", Type: core.EventIngestFailed, OccurredAt: at, Service: core.ServiceName}}, // nil deliveries
+		{Event: core.Event{ID: "evt_1", Type: core.EventCatalogChanged, OccurredAt: at, Service: core.ServiceName}, FannedOut: true,
+			Deliveries: []core.EventDelivery{{DestinationID: "wh_1", State: "retrying", Attempts: 2, ResponseCode: 503, At: at, NextAttempt: at.Add(time.Minute)}}},
+	}
+	w = do(t, a, "GET", "/admin/events?limit=100", "")
+	var got struct {
+		Events []map[string]any `json:"events"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != 200 || len(got.Events) != 2 || f.lastLimit != core.MaxEventHistory {
+		t.Fatalf("events: status %d body %s, limit %d", w.Code, w.Body, f.lastLimit)
+	}
+	if d, ok := got.Events[0]["deliveries"].([]any); !ok || len(d) != 0 || got.Events[0]["fanned_out"] != false {
+		t.Errorf("an outbox event: %v, want fanned_out false and deliveries []", got.Events[0])
+	}
+	d := got.Events[1]["deliveries"].([]any)[0].(map[string]any)
+	if d["state"] != "retrying" || d["attempts"] != 2.0 || d["next_attempt"] != "2026-11-22T09:31:00Z" || d["destination_id"] != "wh_1" {
+		t.Errorf("delivery: %v", d)
+	}
+
+	for _, v := range []string{"0", "abc", "-1", "101", "1.5"} {
+		if w := do(t, a, "GET", "/admin/events?limit="+v, ""); w.Code != http.StatusBadRequest {
+			t.Errorf("limit=%s: status %d, want 400", v, w.Code)
+		}
+	}
+	if w := do(t, a, "GET", "/admin/events?limt=5", ""); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "limt") {
+		t.Errorf("unknown parameter: status %d body %s, want 400", w.Code, w.Body)
+	}
+	if w := do(t, a, "GET", "/admin/events?limit=1", ""); w.Code != 200 || f.lastLimit != 1 {
+		t.Errorf("limit=1: status %d, service got %d", w.Code, f.lastLimit)
+	}
+	f.eventsErr = core.Unavailablef(nil, "reading the event history failed")
+	if w := do(t, a, "GET", "/admin/events", ""); w.Code != http.StatusServiceUnavailable {
+		t.Errorf("store down: status %d, want 503", w.Code)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/climatesearch/climatesearch/core"
@@ -35,8 +36,8 @@ const (
 	// resolveTimeout bounds the DNS lookup of Check, which runs while a
 	// person waits for the admin API to answer.
 	resolveTimeout = 5 * time.Second
-	// drainLimit is how much of an answer is read so the connection can be
-	// reused; receivers have nothing to tell us in their bodies.
+	// drainLimit is how much of an answer is read, after the excerpt kept
+	// for the log (core.MaxResponseExcerpt), so the connection can be reused.
 	drainLimit = 64 << 10
 	// maxContentRunes is Discord's limit on a message's content.
 	maxContentRunes = 2000
@@ -254,10 +255,15 @@ func (s *Sender) Send(ctx context.Context, d core.Destination, ev core.Event) co
 		res.Duration = time.Since(start)
 		return res
 	}
+	// The body is read under the attempt's timeout: a receiver that stalls
+	// mid-answer costs the timeout at most, and its answer is kept as far
+	// as it came.
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, core.MaxResponseExcerpt))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, drainLimit))
 	_ = resp.Body.Close()
 	return core.SendResult{
 		Code:       resp.StatusCode,
+		Body:       excerpt(head),
 		RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now()),
 		Duration:   time.Since(start),
 	}
@@ -316,6 +322,22 @@ func sign(key []byte, id, ts string, body []byte) string {
 }
 
 // truncate cuts s to at most n runes, the last one an ellipsis.
+// excerpt makes the start of an answer body safe to store and show: valid
+// UTF-8 (a character cut at the end and invalid bytes dropped), without
+// control characters other than newline and tab. It never grows b.
+func excerpt(b []byte) string {
+	var sb strings.Builder
+	sb.Grow(len(b))
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if !(r == utf8.RuneError && size == 1) && (r == '\n' || r == '\t' || !unicode.IsControl(r)) {
+			sb.Write(b[:size])
+		}
+		b = b[size:]
+	}
+	return sb.String()
+}
+
 func truncate(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s

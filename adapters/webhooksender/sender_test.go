@@ -321,3 +321,64 @@ func TestRetryAfter(t *testing.T) {
 		})
 	}
 }
+
+// The start of the receiver's answer comes back in Body: at most
+// core.MaxResponseExcerpt bytes of valid UTF-8, without control characters
+// other than newline and tab.
+func TestResponseExcerpt(t *testing.T) {
+	long := "x" + strings.Repeat("é", 1000) // byte 512 falls inside an é
+	for _, tc := range []struct {
+		name, body, want string
+		code             int
+	}{
+		{"json", `{"ok":true,"id":"abc"}`, `{"ok":true,"id":"abc"}`, http.StatusOK},
+		{"empty", "", "", http.StatusOK},
+		{"error page", "<h1>Service Unavailable</h1>\n\tTry later", "<h1>Service Unavailable</h1>\n\tTry later", http.StatusServiceUnavailable},
+		{"cut inside a character", long, long[:core.MaxResponseExcerpt-1], http.StatusOK},
+		{"control characters", "a\x00b\r\nc\td\x1b[31m\u0085e\u007f", "ab\nc\td[31me", http.StatusBadRequest},
+		{"invalid utf-8", "\xff\xfeok \xc3(å\uFFFD", "ok (å\uFFFD", http.StatusOK},
+		{"more than is drained", strings.Repeat("y", 200<<10), strings.Repeat("y", core.MaxResponseExcerpt), http.StatusInternalServerError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := receiver(t, func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.code)
+				_, _ = io.WriteString(w, tc.body)
+			})
+			res := local.Send(context.Background(), core.Destination{URL: srv.URL, Secret: core.NewSecret()}, testEvent())
+			if res.Err != nil || res.Code != tc.code {
+				t.Fatalf("Send = %+v, want code %d", res, tc.code)
+			}
+			if res.Body != tc.want {
+				t.Fatalf("Body = %q\nwant %q", res.Body, tc.want)
+			}
+			if len(res.Body) > core.MaxResponseExcerpt || !utf8.ValidString(res.Body) {
+				t.Fatalf("Body of %d bytes, valid UTF-8 %v", len(res.Body), utf8.ValidString(res.Body))
+			}
+		})
+	}
+}
+
+// A receiver that stalls in the middle of its answer costs the attempt's
+// timeout, not more; what it sent is kept.
+func TestStalledAnswerBody(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	srv, _ := receiver(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = io.WriteString(w, "accepted, ")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	s := webhooksender.New(webhooksender.Config{AllowPrivate: true, Timeout: 300 * time.Millisecond})
+	start := time.Now()
+	res := s.Send(context.Background(), core.Destination{URL: srv.URL, Secret: core.NewSecret()}, testEvent())
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Send took %s with a 300ms timeout", took)
+	}
+	if res.Err != nil || res.Code != http.StatusAccepted || res.Body != "accepted, " {
+		t.Fatalf("Send = %+v, want code 202 and the part of the body that came", res)
+	}
+}

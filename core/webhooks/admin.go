@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -256,4 +257,109 @@ func newDestinationID() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return "wh_" + hex.EncodeToString(b)
+}
+
+// Events returns the latest events, newest first: those still in the
+// outbox (not fanned out, no deliveries yet) and the fanned-out history,
+// each with its state at every destination it was queued for. A queued
+// delivery (in this process's queue) shows as queued or retrying; one that
+// left the queue shows its latest logged attempt. Destinations the event
+// was not for, and those whose log no longer holds it, are left out.
+func (s *Service) Events(ctx context.Context, limit int) ([]core.EventRecord, error) {
+	if limit <= 0 {
+		limit = core.DefaultEventList
+	}
+	limit = min(limit, core.MaxEventHistory)
+	// The outbox before the history: an event fanned out in between is
+	// then in both (and kept as fanned out), never in neither.
+	outbox, err := s.store.Outbox(ctx)
+	if err != nil {
+		return nil, core.Unavailablef(err, "reading the event outbox failed")
+	}
+	hist, err := s.store.History(ctx, limit)
+	if err != nil {
+		return nil, core.Unavailablef(err, "reading the event history failed")
+	}
+	recs := make([]core.EventRecord, 0, len(outbox)+len(hist))
+	fanned := make(map[string]int, len(hist)) // event id -> index in recs
+	for _, ev := range hist {
+		fanned[ev.ID] = len(recs)
+		recs = append(recs, core.EventRecord{Event: ev, FannedOut: true, Deliveries: []core.EventDelivery{}})
+	}
+	for _, ev := range outbox {
+		if _, done := fanned[ev.ID]; !done {
+			recs = append(recs, core.EventRecord{Event: ev, Deliveries: []core.EventDelivery{}})
+		}
+	}
+	// Event ids start with their time, so they order events by time.
+	slices.SortStableFunc(recs, func(a, b core.EventRecord) int { return strings.Compare(b.Event.ID, a.Event.ID) })
+	recs = recs[:min(len(recs), limit)]
+	fanned = map[string]int{}
+	for i, r := range recs {
+		if r.FannedOut {
+			fanned[r.Event.ID] = i
+		}
+	}
+	if len(fanned) == 0 {
+		return recs, nil
+	}
+
+	dests, err := s.destinations(ctx)
+	if err != nil {
+		return nil, core.Unavailablef(err, "reading webhook destinations failed")
+	}
+	// The queue before the logs: a delivery that finishes in between is
+	// then found in its log, never missed.
+	queued := map[jobKey]core.Delivery{}
+	s.mu.Lock()
+	for k, d := range s.queue {
+		if _, ok := fanned[k.event]; ok {
+			queued[k] = *d
+		}
+	}
+	s.mu.Unlock()
+	// One log read per destination; each event's deliveries follow the
+	// order of the destinations.
+	for _, dest := range dests {
+		as, err := s.store.Attempts(ctx, dest.ID, core.MaxDeliveryLog)
+		if err != nil {
+			return nil, core.Unavailablef(err, "reading the delivery log of %s failed", dest.ID)
+		}
+		latest := map[string]core.DeliveryAttempt{} // newest first: the first per event
+		for _, a := range as {
+			if _, ok := fanned[a.EventID]; !ok {
+				continue
+			}
+			if _, seen := latest[a.EventID]; !seen {
+				latest[a.EventID] = a
+			}
+		}
+		for id, i := range fanned {
+			a, logged := latest[id]
+			q, inQueue := queued[jobKey{dest.ID, id}]
+			if !logged && !inQueue {
+				continue
+			}
+			recs[i].Deliveries = append(recs[i].Deliveries, deliveryState(dest.ID, q, inQueue, a, logged))
+		}
+	}
+	return recs, nil
+}
+
+// deliveryState is one event's state at one destination. The queue entry
+// wins unless the log holds a later attempt (recorded, but not yet taken
+// off this process's queue).
+func deliveryState(destID string, q core.Delivery, inQueue bool, a core.DeliveryAttempt, logged bool) core.EventDelivery {
+	ed := core.EventDelivery{DestinationID: destID}
+	if logged {
+		ed.State, ed.Attempts = string(a.Status), a.Attempt
+		ed.ResponseCode, ed.Error, ed.At, ed.NextAttempt = a.ResponseCode, a.Error, a.At, a.NextAttempt
+	}
+	if inQueue && (!logged || q.Attempts >= a.Attempt) {
+		ed.State, ed.Attempts, ed.NextAttempt = core.DeliveryQueued, q.Attempts, q.NextAttempt.UTC()
+		if q.Attempts > 0 {
+			ed.State = string(core.DeliveryRetrying)
+		}
+	}
+	return ed
 }

@@ -408,6 +408,7 @@ func (s *Service) outcome(d core.Delivery, res core.SendResult, start time.Time)
 	a := core.DeliveryAttempt{
 		At: start.UTC(), EventID: d.Event.ID, EventType: d.Event.Type, Attempt: d.Attempts,
 		DurationMS: float64(res.Duration.Microseconds()) / 1000, ResponseCode: res.Code,
+		Response: res.Body,
 	}
 	if res.Err != nil {
 		a.Error = res.Err.Error()

@@ -627,3 +627,101 @@ func TestWebhookDeleteWhileInFlightLeavesNothing(t *testing.T) {
 		t.Fatalf("a deleted destination got %d requests", n)
 	}
 }
+
+func (e *env) events(query string) []core.EventRecord {
+	e.t.Helper()
+	r := e.get("/admin/events" + query)
+	if r.Status != http.StatusOK {
+		e.t.Fatalf("events: %d %s", r.Status, r.Body)
+	}
+	var l struct{ Events []core.EventRecord }
+	r.json(e.t, &l)
+	return l.Events
+}
+
+// GET /admin/events follows an ingest's catalog.changed from retrying to
+// delivered at the destination that wants it, and the attempts keep what
+// the receiver answered, the test delivery's included.
+func TestWebhookEventsShowDeliveryStateAndResponse(t *testing.T) {
+	e := newEnv(t, webhookSettings(nil))
+	r := newReceiver(t)
+	r.setRespond(func(n int, w http.ResponseWriter) {
+		if n == 1 {
+			w.Header().Set("Retry-After", "1") // long enough to see it retrying
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "busy\x00, try later")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"received":true,"note":"tack så mycket"}`)
+	})
+	d := e.createDestination(map[string]any{"url": r.URL})
+	other := e.createDestination(map[string]any{"url": newReceiver(t).URL, "events": []string{"ingest.failed"}})
+	if evs := e.events(""); len(evs) != 0 {
+		t.Fatalf("events before any ingest: %+v", evs)
+	}
+
+	e.mustIngest()
+	var ev core.EventRecord
+	state := func() core.EventDelivery {
+		evs := e.events("?limit=5")
+		if len(evs) != 1 {
+			t.Fatalf("events after one ingest: %+v", evs)
+		}
+		ev = evs[0]
+		if len(ev.Deliveries) == 0 {
+			return core.EventDelivery{}
+		}
+		if len(ev.Deliveries) != 1 || ev.Deliveries[0].DestinationID != d.ID {
+			t.Fatalf("deliveries of %s: %+v; want only %s's (%s wants ingest.failed)", ev.Event.ID, ev.Deliveries, d.ID, other.ID)
+		}
+		return ev.Deliveries[0]
+	}
+	eventually(t, "the delivery to retry", func() bool { return state().State == string(core.DeliveryRetrying) })
+	if s := state(); s.Attempts != 1 || s.ResponseCode != 503 || s.At.IsZero() || s.NextAttempt.Sub(s.At) < time.Second {
+		t.Fatalf("retrying: %+v", s)
+	}
+	eventually(t, "the delivery to succeed", func() bool { return state().State == string(core.DeliveryDelivered) })
+	if s := state(); s.Attempts != 2 || s.ResponseCode != 200 || s.Error != "" || !s.NextAttempt.IsZero() {
+		t.Fatalf("delivered: %+v", s)
+	}
+	if ev.Event.Type != core.EventCatalogChanged || !ev.FannedOut || ev.Event.Counts == nil || ev.Event.Counts.Upserted != 235 ||
+		ev.Event.ID != r.deliveries()[0].Header.Get("webhook-id") {
+		t.Fatalf("event: %+v", ev)
+	}
+	l := e.deliveryLog(d.ID)
+	if len(l.Attempts) != 2 || l.Attempts[0].Response != `{"received":true,"note":"tack så mycket"}` || l.Attempts[1].Response != "busy, try later" {
+		t.Fatalf("the log does not keep the receiver's answers: %+v", l.Attempts)
+	}
+
+	var a core.DeliveryAttempt
+	resp := e.do(http.MethodPost, "/admin/webhooks/"+d.ID+"/test", nil, nil)
+	resp.json(t, &a)
+	if resp.Status != http.StatusOK || a.Status != core.DeliveryDelivered || a.Response != `{"received":true,"note":"tack så mycket"}` {
+		t.Fatalf("test delivery: %d %+v", resp.Status, a)
+	}
+	if l := e.deliveryLog(d.ID); l.Attempts[0].EventType != core.EventWebhookTest || l.Attempts[0].Response != a.Response {
+		t.Fatalf("the logged test attempt: %+v", l.Attempts[0])
+	}
+	// The test delivery is not an event of the list.
+	if evs := e.events(""); len(evs) != 1 || evs[0].Event.ID != ev.Event.ID {
+		t.Fatalf("events after a test delivery: %+v", evs)
+	}
+
+	// A second, changed release: newest first, limit honoured.
+	e.serveChangedRelease()
+	e.mustIngest()
+	e.settled(d.ID)
+	evs := e.events("")
+	if len(evs) != 2 || evs[1].Event.ID != ev.Event.ID || evs[0].Event.ID <= ev.Event.ID || evs[0].Event.Version != "02.07.001" {
+		t.Fatalf("events after a second ingest: %+v", evs)
+	}
+	if evs := e.events("?limit=1"); len(evs) != 1 || evs[0].Event.Version != "02.07.001" {
+		t.Fatalf("limit=1: %+v", evs)
+	}
+	for _, q := range []string{"?limit=0", "?limit=101", "?since=1"} {
+		if r := e.get("/admin/events" + q); r.Status != http.StatusBadRequest {
+			t.Fatalf("%s: %d, want 400", q, r.Status)
+		}
+	}
+}
