@@ -76,6 +76,7 @@ func TestOpenAPIOperations(t *testing.T) {
 		{"/admin/webhooks/{id}", "DELETE", []string{"204", "400", "401", "404", "409", "503"}, true},
 		{"/admin/webhooks/{id}/test", "POST", []string{"200", "400", "401", "404", "503"}, true},
 		{"/admin/webhooks/{id}/deliveries", "GET", []string{"200", "400", "401", "404", "503"}, true},
+		{"/admin/events", "GET", []string{"200", "400", "401", "503"}, true},
 	}
 	documented := map[string]bool{}
 	for _, tc := range tests {
@@ -339,6 +340,11 @@ func TestSchemasMatchCore(t *testing.T) {
 		{"WebhookDestinationInput", core.DestinationInput{}},
 		{"WebhookDeliveryAttempt", core.DeliveryAttempt{}},
 		{"WebhookDeliveryLog", core.DeliveryLog{}},
+		{"WebhookEventRecord", core.EventRecord{}},
+		{"WebhookEventDelivery", core.EventDelivery{}},
+		{"WebhookEventList", struct {
+			Events []core.EventRecord `json:"events"`
+		}{}},
 		// The handler's list wrapper, which has no type of its own in core.
 		{"WebhookDestinationList", struct {
 			Destinations []core.Destination `json:"destinations"`

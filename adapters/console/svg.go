@@ -179,7 +179,7 @@ func newStripChart(rows []spreadRow, mark string) *stripChart {
 				continue
 			}
 			sr.Points = append(sr.Points, stripPoint{X: x(p.Value), Title: p.Name + " (" + p.Ref + "): " + num(p.Value) + " kg CO2e/" + r.Spread.Unit,
-				Href: "/resources/" + p.Ref, Mark: p.Ref == mark})
+				Href: resourceLink(p.Ref), Mark: p.Ref == mark})
 		}
 		s := r.Spread
 		if s.Min > 0 && s.N >= 3 {

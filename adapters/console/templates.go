@@ -70,6 +70,7 @@ var funcs = template.FuncMap{
 	"impactName":     impactName,
 	"conversionUsed": conversionUsed,
 	"ref":            refOf,
+	"rlink":          resourceLink,
 	"has":            func(m map[core.CatalogID]bool, id core.CatalogID) bool { return m[id] },
 	"lower":          strings.ToLower,
 	"eventClass": func(s string) string {
@@ -121,4 +122,14 @@ func refOf(v any) string {
 		return r.Ref()
 	}
 	return ""
+}
+
+// resourceLink is the console path of a resource: its prefixed id,
+// path-escaped (Danish ids start with '#').
+func resourceLink(v any) string {
+	ref, ok := v.(string)
+	if !ok {
+		ref = refOf(v)
+	}
+	return "/resources/" + url.PathEscape(ref)
 }
