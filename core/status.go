@@ -48,7 +48,7 @@ const (
 // Browse limits.
 const (
 	DefaultBrowseLimit = 50
-	MaxBrowseLimit     = 500
+	MaxBrowseLimit     = 200
 )
 
 // ResourceFilter selects resources for an operator's table.

@@ -450,3 +450,59 @@ func TestConsoleWebhookErrors(t *testing.T) {
 		t.Fatalf("test of an unknown destination: %d", p.Status)
 	}
 }
+
+// TestConsolePagesStayUnder200KB loads both real catalogs and checks that
+// no page, with its stylesheet and script, transfers more than 200 KB.
+// The sizes are logged for docs/PERFORMANCE.md (go test -v -run PagesStay).
+func TestConsolePagesStayUnder200KB(t *testing.T) {
+	e := newEnv(t, map[string]string{"SERVICE_WEBHOOK_ALLOW_PRIVATE": "true"})
+	e.mustIngest()
+	loadBR25(t, e)
+	b := newBrowser(t, e)
+	assets := 0
+	for _, a := range []string{"/console/static/console.css", "/console/static/console.js"} {
+		p := b.get(a)
+		if p.Status != 200 {
+			t.Fatalf("%s: %d", a, p.Status)
+		}
+		assets += len(p.Body)
+	}
+	p := b.upload("/ingest/upload", "br25-tabel7-2025.xlsx", shareddata.Read(t, "data", "dkbr", "br25-tabel7-2025.xlsx"), nil)
+	preview := p.Header.Get("Location")
+	b.post("/webhooks", url.Values{"url": {"http://127.0.0.1:9/hook"}, "enabled": {"true"}})
+	var ds struct {
+		Destinations []core.Destination `json:"destinations"`
+	}
+	e.get("/admin/webhooks").json(t, &ds)
+	if len(ds.Destinations) != 1 {
+		t.Fatalf("destinations: %v", ds.Destinations)
+	}
+	const limit = 200 << 10
+	for _, path := range []string{"/", "/?q=sp%C3%A5nskiva&limit=100", "/?q=betong&limit=100&inspect=true", "/resources/national:6000000000",
+		"/data", "/data?chart=dkbr", "/data?limit=200", preview, "/compare?a=national:6000000000&b=national:6000000168",
+		"/connect", "/webhooks", "/webhooks/" + ds.Destinations[0].ID} {
+		p := b.get(path)
+		if p.Status != 200 {
+			t.Fatalf("%s: %d %.500s", path, p.Status, p.Body)
+		}
+		t.Logf("%-60s %7d bytes, %7d with assets", path, len(p.Body), len(p.Body)+assets)
+		if len(p.Body)+assets > limit {
+			t.Errorf("%s: %d bytes with its assets, over the 200 KB budget", path, len(p.Body)+assets)
+		}
+	}
+}
+
+// loadBR25 loads the real BR25 workbook into dkbr through the REST API.
+func loadBR25(t *testing.T, e *env) {
+	t.Helper()
+	br25 := shareddata.Read(t, "data", "dkbr", "br25-tabel7-2025.xlsx")
+	var pv core.IngestPreview
+	e.postForm("/admin/ingest/preview", "br25-tabel7-2025.xlsx", br25, nil).json(t, &pv)
+	fields := map[string]string{"preview_id": pv.PreviewID, "version": "BR25"}
+	for k, v := range pv.SuggestedMap {
+		fields["map."+k] = v
+	}
+	if r := e.postForm("/admin/ingest/file?catalog=dkbr", "", nil, fields); r.Status != 200 {
+		t.Fatalf("loading BR25: %d %s", r.Status, r.Body)
+	}
+}
