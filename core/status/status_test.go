@@ -1,0 +1,161 @@
+package status_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/core/status"
+	"github.com/climatesearch/climatesearch/ports"
+	"github.com/climatesearch/climatesearch/test/realdata"
+)
+
+const embedder = "test-embedder-320"
+
+// fixture: the real national catalog (235 resources, 5 withdrawn), four
+// Danish rows, and vectors for all but a few national resources: one of them
+// computed from older content.
+func fixture(t *testing.T) (*status.Service, []core.Resource) {
+	t.Helper()
+	rs := realdata.National(t, boverkettest.Export0206SV, boverkettest.Export0207EN)
+	withdrawn := map[string]bool{"6000000157": true, "6000000164": true, "6000000165": true, "6000000166": true, "6000000169": true}
+	for i := range rs {
+		rs[i].Withdrawn = withdrawn[rs[i].ID]
+	}
+	dk := realdata.DKBRRows(t, "#G0530", "#G0701", "#G1075")
+	st := realdata.OpenStore(t, rs, dk)
+	var vs []ports.StoredVector
+	for i, r := range rs {
+		if r.Withdrawn || i%50 == 1 { // a few live ones have no vector yet
+			continue
+		}
+		h := core.ContentHash(&r)
+		if r.ID == "6000000000" {
+			h = "older-content"
+		}
+		vs = append(vs, ports.StoredVector{Key: r.Key(), Hash: h, Vec: make([]float32, 320)})
+	}
+	if err := st.PutVectors(context.Background(), embedder, vs); err != nil {
+		t.Fatal(err)
+	}
+	return status.New(st, st, embedder), rs
+}
+
+func TestCatalogsCountLiveWithdrawnAndVectorCoverage(t *testing.T) {
+	svc, rs := fixture(t)
+	cs, err := svc.Catalogs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 2 || cs[0].Catalog.ID != core.National || cs[1].Catalog.ID != core.DKBR {
+		t.Fatalf("catalogs: %+v", cs)
+	}
+	missing := 0
+	for i, r := range rs {
+		if !r.Withdrawn && i%50 == 1 {
+			missing++
+		}
+	}
+	n := cs[0]
+	if n.Live != 230 || n.Withdrawn != 5 || n.Embedding.Total != 230 || n.Embedding.Stale != 1 ||
+		n.Embedding.Missing != missing || n.Embedding.Current != 230-1-missing || n.Embedding.EmbedderID != embedder {
+		t.Fatalf("national: live %d withdrawn %d embedding %+v (missing want %d)", n.Live, n.Withdrawn, n.Embedding, missing)
+	}
+	if d := cs[1]; d.Live != 3 || d.Embedding.Missing != 3 || d.Catalog.Source != core.SourceDKBR {
+		t.Fatalf("dkbr: %+v", d)
+	}
+}
+
+func TestBrowseFiltersAndPages(t *testing.T) {
+	svc, _ := fixture(t)
+	ctx := context.Background()
+	all, err := svc.Browse(ctx, core.ResourceFilter{Limit: 100})
+	if err != nil || all.Total != 233 || len(all.Resources) != 100 {
+		t.Fatalf("all live: total %d page %d err %v", all.Total, len(all.Resources), err)
+	}
+	next, _ := svc.Browse(ctx, core.ResourceFilter{Offset: 200, Limit: 100})
+	if next.Total != 233 || len(next.Resources) != 33 || next.Resources[32].Catalog != core.DKBR {
+		t.Fatalf("last page: total %d rows %d", next.Total, len(next.Resources))
+	}
+	w, _ := svc.Browse(ctx, core.ResourceFilter{Withdrawn: core.WithdrawnOnly})
+	if w.Total != 5 || !w.Resources[0].Withdrawn {
+		t.Fatalf("withdrawn only: %+v", w.Total)
+	}
+	inc, _ := svc.Browse(ctx, core.ResourceFilter{Withdrawn: core.WithdrawnInclude, Catalogs: []core.CatalogID{core.National}})
+	if inc.Total != 235 {
+		t.Fatalf("withdrawn included: %d", inc.Total)
+	}
+	txt, _ := svc.Browse(ctx, core.ResourceFilter{Text: "SPÅNSKIV", Lang: core.English})
+	if txt.Total == 0 || txt.Resources[0].ID != "6000000000" || txt.Resources[0].Name != "Particle board" || txt.Resources[0].Vector != core.VectorStale {
+		t.Fatalf("text filter: %+v", txt)
+	}
+	cat, _ := svc.Browse(ctx, core.ResourceFilter{Category: "building boards"})
+	for _, r := range cat.Resources {
+		if !strings.EqualFold(r.CategoryEN, "building boards") {
+			t.Fatalf("category filter let %s (%s) through", r.Ref(), r.CategoryEN)
+		}
+	}
+	if cat.Total == 0 {
+		t.Fatal("category filter (English title) found nothing")
+	}
+	mv, _ := svc.Browse(ctx, core.ResourceFilter{MissingVector: true, Limit: 200})
+	for _, r := range mv.Resources {
+		if r.Vector == core.VectorCurrent || r.Withdrawn {
+			t.Fatalf("missing-vector filter let %s (%s) through", r.Ref(), r.Vector)
+		}
+	}
+	if mv.Total < 4 {
+		t.Fatalf("missing vectors: %d", mv.Total)
+	}
+	for _, bad := range []core.ResourceFilter{{Withdrawn: "maybe"}, {Limit: core.MaxBrowseLimit + 1}, {Offset: -1}} {
+		if _, err := svc.Browse(ctx, bad); core.KindOf(err) != core.KindInvalid {
+			t.Fatalf("%+v: %v", bad, err)
+		}
+	}
+}
+
+func TestCategoriesSpreadPerUnit(t *testing.T) {
+	svc, rs := fixture(t)
+	cats, err := svc.Categories(context.Background(), []core.CatalogID{core.National}, core.Swedish)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for i, c := range cats {
+		total += c.Count
+		if i > 0 && c.Count > cats[i-1].Count {
+			t.Fatal("categories are not largest first")
+		}
+		for _, u := range c.Units {
+			if u.N != len(u.Points) || u.Min > u.Q1 || u.Q1 > u.Median || u.Median > u.Q3 || u.Q3 > u.Max {
+				t.Fatalf("%s/%s: %+v", c.Category, u.Unit, u)
+			}
+			for _, p := range u.Points {
+				r := realdata.Find(t, rs, strings.TrimPrefix(p.Ref, "national:"))
+				want := r.Category
+				if want == "" {
+					want = "(no category)" // the energy and fuel rows
+				}
+				if r.Unit != u.Unit || want != c.Category || *r.A1A3 != p.Value {
+					t.Fatalf("point %s is in the wrong group: %q/%q %v vs %q/%q %v", p.Ref, r.Category, r.Unit, r.A1A3, c.Category, u.Unit, p.Value)
+				}
+			}
+		}
+	}
+	if total != 230 {
+		t.Fatalf("categories hold %d live resources, want 230", total)
+	}
+}
+
+func TestSpreadQuartiles(t *testing.T) {
+	pts := []core.SpreadPoint{{Ref: "a", Value: 4}, {Ref: "b", Value: 1}, {Ref: "c", Value: 3}, {Ref: "d", Value: 2}, {Ref: "e", Value: 5}}
+	u := status.Spread("kg", pts)
+	if u.Min != 1 || u.Q1 != 2 || u.Median != 3 || u.Q3 != 4 || u.Max != 5 || u.Points[0].Ref != "b" {
+		t.Fatalf("%+v", u)
+	}
+	if u := status.Spread("kg", []core.SpreadPoint{{Value: 1}, {Value: 2}}); u.Median != 1.5 {
+		t.Fatalf("even count median: %v", u.Median)
+	}
+}
