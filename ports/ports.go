@@ -146,6 +146,9 @@ type FileIngester interface {
 // /data page): per-catalog state, a filterable resource table, and the
 // spread of values per category.
 type Status interface {
+	// Overview is Catalogs without the vector coverage: cheap enough for
+	// every page's header.
+	Overview(ctx context.Context) ([]core.CatalogStatus, error)
 	Catalogs(ctx context.Context) ([]core.CatalogStatus, error)
 	Browse(ctx context.Context, f core.ResourceFilter) (core.ResourcePage, error)
 	// Categories returns the live categories of the catalogs with the

@@ -200,7 +200,7 @@ func (c *Console) layout(g *gin.Context, title, nav string) layout {
 	for _, id := range core.Catalogs {
 		l.Sources = append(l.Sources, core.CatalogInfo(id))
 	}
-	cs, err := c.d.Status.Catalogs(g)
+	cs, err := c.d.Status.Overview(g)
 	if err != nil {
 		l.CatalogsErr = err.Error()
 	}

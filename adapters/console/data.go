@@ -47,7 +47,11 @@ const maxSpreadRows = 40
 
 func (c *Console) data(g *gin.Context) {
 	p := dataPage{layout: c.layout(g, "Data", "data"), EmbedderID: c.d.EmbedderID, RerankerID: c.d.RerankerID, HasEmbedder: c.d.EmbedderID != ""}
-	p.Status = p.Catalogs
+	if cs, err := c.d.Status.Catalogs(g); err == nil {
+		p.Status = cs
+	} else {
+		_, p.Error = statusOf(err)
+	}
 	if fl, ok := c.flashes.get(g.Query("flash")); ok {
 		p.Flash = &fl
 	}

@@ -8,6 +8,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/ports"
@@ -20,6 +22,20 @@ type Service struct {
 	vectors ports.VectorStore
 	// embedderID is "" when no embedder is configured.
 	embedderID string
+
+	// counts caches live and withdrawn counts per catalog for Overview,
+	// which every console page shows. Every ingest rewrites the catalog's
+	// metadata with a new LastIngest in the same transaction as its
+	// resources, so (LastIngest, stored count) changes whenever the counts
+	// can have changed.
+	mu     sync.Mutex
+	counts map[core.CatalogID]countsEntry
+}
+
+type countsEntry struct {
+	lastIngest      time.Time
+	stored          int
+	live, withdrawn int
 }
 
 var _ ports.Status = (*Service)(nil)
@@ -29,7 +45,7 @@ func New(store ports.ResourceStore, vectors ports.VectorStore, embedderID string
 	if vectors == nil {
 		embedderID = ""
 	}
-	return &Service{store: store, vectors: vectors, embedderID: embedderID}
+	return &Service{store: store, vectors: vectors, embedderID: embedderID, counts: map[core.CatalogID]countsEntry{}}
 }
 
 // vectorHashes maps each key with a stored vector of the embedder to the
@@ -65,9 +81,22 @@ func (s *Service) vectorState(hashes map[core.Key]string, sr ports.StoredResourc
 
 // Catalogs returns the state of every catalog, in the canonical order.
 func (s *Service) Catalogs(ctx context.Context) ([]core.CatalogStatus, error) {
-	hashes, err := s.vectorHashes(ctx)
-	if err != nil {
-		return nil, err
+	return s.catalogs(ctx, true)
+}
+
+// Overview returns the state of every catalog without reading vectors
+// (Embedding is left zero).
+func (s *Service) Overview(ctx context.Context) ([]core.CatalogStatus, error) {
+	return s.catalogs(ctx, false)
+}
+
+func (s *Service) catalogs(ctx context.Context, vectors bool) ([]core.CatalogStatus, error) {
+	var hashes map[core.Key]string
+	if vectors {
+		var err error
+		if hashes, err = s.vectorHashes(ctx); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]core.CatalogStatus, 0, len(core.Catalogs))
 	for _, c := range core.Catalogs {
@@ -76,13 +105,33 @@ func (s *Service) Catalogs(ctx context.Context) ([]core.CatalogStatus, error) {
 			return nil, core.Unavailablef(err, "store unavailable")
 		}
 		st := core.CatalogStatus{Catalog: core.CatalogInfo(c), Meta: meta}
-		st.Embedding.EmbedderID = s.embedderID
+		stored := 0
+		if !vectors {
+			stored, err = s.store.Count(ctx, c)
+			if err != nil {
+				return nil, core.Unavailablef(err, "store unavailable")
+			}
+			s.mu.Lock()
+			e, ok := s.counts[c]
+			s.mu.Unlock()
+			if ok && e.stored == stored && e.lastIngest.Equal(meta.LastIngest) {
+				st.Live, st.Withdrawn = e.live, e.withdrawn
+				out = append(out, st)
+				continue
+			}
+		}
+		if vectors {
+			st.Embedding.EmbedderID = s.embedderID
+		}
 		err = s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
 			if sr.Resource.Withdrawn {
 				st.Withdrawn++
 				return nil
 			}
 			st.Live++
+			if !vectors {
+				return nil
+			}
 			switch s.vectorState(hashes, sr) {
 			case core.VectorCurrent:
 				st.Embedding.Current++
@@ -96,7 +145,13 @@ func (s *Service) Catalogs(ctx context.Context) ([]core.CatalogStatus, error) {
 		if err != nil {
 			return nil, core.Unavailablef(err, "store unavailable")
 		}
-		st.Embedding.Total = st.Live
+		if vectors {
+			st.Embedding.Total = st.Live
+		} else {
+			s.mu.Lock()
+			s.counts[c] = countsEntry{lastIngest: meta.LastIngest, stored: stored, live: st.Live, withdrawn: st.Withdrawn}
+			s.mu.Unlock()
+		}
 		out = append(out, st)
 	}
 	return out, nil

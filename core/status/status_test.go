@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
 	"github.com/climatesearch/climatesearch/core"
@@ -157,5 +158,44 @@ func TestSpreadQuartiles(t *testing.T) {
 	}
 	if u := status.Spread("kg", []core.SpreadPoint{{Value: 1}, {Value: 2}}); u.Median != 1.5 {
 		t.Fatalf("even count median: %v", u.Median)
+	}
+}
+
+func TestOverviewFollowsEveryWrite(t *testing.T) {
+	rs := realdata.National(t, boverkettest.Export0206SV, boverkettest.Export0207EN)
+	st := realdata.OpenStore(t, rs)
+	svc := status.New(st, nil, "")
+	ctx := context.Background()
+	live := func() int {
+		cs, err := svc.Overview(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs[0].Embedding != (core.EmbeddingCoverage{}) {
+			t.Fatalf("overview reads vectors: %+v", cs[0].Embedding)
+		}
+		return cs[0].Live
+	}
+	if n := live(); n != 235 {
+		t.Fatalf("live %d", n)
+	}
+	// Withdraw one resource the way an ingest does: with new metadata.
+	w := realdata.Find(t, rs, "6000000000")
+	w.Withdrawn = true
+	meta := core.CatalogMeta{Catalog: core.National, LastIngest: time.Now()}
+	if err := st.Apply(ctx, core.National, ports.Changes{Put: []ports.StoredResource{{Resource: w, Hash: core.ContentHash(&w)}}, Meta: &meta}); err != nil {
+		t.Fatal(err)
+	}
+	if n := live(); n != 234 {
+		t.Fatalf("after a withdrawal: live %d, want 234", n)
+	}
+	// A new resource changes the stored count even without new metadata.
+	nr := w
+	nr.ID, nr.Withdrawn = "6999999999", false
+	if err := st.Apply(ctx, core.National, ports.Changes{Put: []ports.StoredResource{{Resource: nr, Hash: core.ContentHash(&nr)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := live(); n != 235 {
+		t.Fatalf("after an addition: live %d, want 235", n)
 	}
 }
