@@ -70,6 +70,7 @@ func (c *Console) connect(g *gin.Context) {
 	}
 	p.Curls = []curlExample{
 		{What: "Health", Cmd: "curl -s " + base + "/healthz"},
+		{What: "The OpenAPI document", Cmd: "curl -s " + base + "/openapi.yaml"},
 		{What: "Search", Cmd: "curl -s '" + base + "/api/search?q=sp%C3%A5nskiva&lang=sv&limit=5'"},
 		{What: "Search both catalogs with vectors", Cmd: "curl -s '" + base + "/api/search?q=roof+tile&lang=en&databases=national,dkbr&vector=true'"},
 		{What: "List a catalog", Cmd: "curl -s '" + base + "/api/resources?databases=dkbr&lang=en'"},
@@ -82,6 +83,10 @@ func (c *Console) connect(g *gin.Context) {
 		{What: "Load a JSON batch", Cmd: "curl -s" + admin + " -H 'Content-Type: application/json' -d '{\"catalog\":\"dkbr\",\"version\":\"BR25\",\"resources\":[{\"id\":\"X1\",\"name\":\"Tagsten\",\"unit\":\"kg\",\"a1a3\":0.35}]}' " + base + "/admin/resources", Admin: true},
 		{What: "List webhook destinations", Cmd: "curl -s" + admin + " " + base + "/admin/webhooks", Admin: true},
 		{What: "Add a webhook destination", Cmd: "curl -s" + admin + " -H 'Content-Type: application/json' -d '{\"url\":\"https://example.org/hook\",\"events\":[\"catalog.changed\"]}' " + base + "/admin/webhooks", Admin: true},
+		{What: "One destination", Cmd: "curl -s" + admin + " " + base + "/admin/webhooks/wh_…", Admin: true},
+		{What: "Disable a destination", Cmd: "curl -s -X PATCH" + admin + " -H 'Content-Type: application/json' -d '{\"enabled\":false}' " + base + "/admin/webhooks/wh_…", Admin: true},
+		{What: "Rotate its secret", Cmd: "curl -s -X PATCH" + admin + " -H 'Content-Type: application/json' -d '{\"rotate_secret\":true}' " + base + "/admin/webhooks/wh_…", Admin: true},
+		{What: "Delete a destination", Cmd: "curl -s -X DELETE" + admin + " " + base + "/admin/webhooks/wh_…", Admin: true},
 		{What: "Send a test delivery", Cmd: "curl -s -X POST" + admin + " " + base + "/admin/webhooks/wh_…/test", Admin: true},
 		{What: "A destination's delivery log", Cmd: "curl -s" + admin + " " + base + "/admin/webhooks/wh_…/deliveries", Admin: true},
 		{What: "Recent events", Cmd: "curl -s" + admin + " " + base + "/admin/events", Admin: true},

@@ -12,8 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/test/shareddata"
+	"github.com/climatesearch/climatesearch/web"
 )
 
 // The operator console's error paths, over HTTP against the whole app: each
@@ -505,4 +508,48 @@ func loadBR25(t *testing.T, e *env) {
 	if r := e.postForm("/admin/ingest/file?catalog=dkbr", "", nil, fields); r.Status != 200 {
 		t.Fatalf("loading BR25: %d %s", r.Status, r.Body)
 	}
+}
+
+// TestConnectShowsEveryEndpoint: /connect has a curl example for every
+// path of /openapi.yaml, against the host the browser used, with the admin
+// header as a placeholder (never the token) where one is needed.
+func TestConnectShowsEveryEndpoint(t *testing.T) {
+	const token = "connect-test-token-42"
+	e := newEnv(t, map[string]string{"SERVICE_ADMIN_TOKEN": token})
+	b := newBrowser(t, e)
+	p := b.get("/connect")
+	if p.Status != 200 || strings.Contains(p.Body, token) {
+		t.Fatalf("connect: %d, token shown: %v", p.Status, strings.Contains(p.Body, token))
+	}
+	body := html.UnescapeString(p.Body)
+	doc := openapiDoc(t)
+	for _, path := range doc.Paths.InMatchingOrder() {
+		if path == "/docs" {
+			if !strings.Contains(body, `href="/docs"`) {
+				t.Error("no link to /docs")
+			}
+			continue
+		}
+		re := regexp.MustCompile(regexp.QuoteMeta(e.URL) + regexp.MustCompile(`\\\{[a-z_]+\\\}`).ReplaceAllString(regexp.QuoteMeta(path), `[^/\s'?]+`) + `(?:[\s'?<"]|$)`)
+		if !re.MatchString(body) {
+			t.Errorf("/connect has no curl example for %s", path)
+		}
+	}
+	if !strings.Contains(body, "X-Admin-Token: <your SERVICE_ADMIN_TOKEN>") {
+		t.Error("admin examples lack the header placeholder")
+	}
+	for _, cfg := range []string{`"url": "` + e.URL + `/mcp"`, "claude mcp add --transport http climatesearch " + e.URL + "/mcp", e.URL + "/mcp/sse", "mcp-remote"} {
+		if !strings.Contains(body, cfg) {
+			t.Errorf("/connect lacks %q", cfg)
+		}
+	}
+}
+
+func openapiDoc(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(web.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }
