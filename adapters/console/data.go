@@ -52,8 +52,8 @@ func (c *Console) data(g *gin.Context) {
 	} else {
 		_, p.Error = statusOf(err)
 	}
-	if fl, ok := c.flashes.get(g.Query("flash")); ok {
-		p.Flash = &fl
+	if fl, ok := getFor[core.IngestResult](c.flashes, g.Query("flash")); ok {
+		p.Flash = fl
 	}
 	f := dataFilter{Catalog: g.Query("catalog"), Category: strings.TrimSpace(g.Query("category")), Text: strings.TrimSpace(g.Query("text")),
 		Withdrawn: g.Query("withdrawn"), Chart: g.Query("chart")}

@@ -75,7 +75,7 @@ func (c *Console) ingestPage(g *gin.Context) {
 	if v := strings.TrimSpace(g.Query("version")); v != "" {
 		p.Version = v
 	}
-	if fl, ok := c.flashes.get(g.Query("result")); ok {
+	if fl, ok := getFor[ingestOutcome](c.flashes, g.Query("result")); ok {
 		if out, ok := fl.Data.(ingestOutcome); ok {
 			p.Catalog, p.Version, p.Mapping = out.Catalog, out.Version, out.Mapping
 			p.Result, p.Problems = out.Result, out.Problems

@@ -196,6 +196,21 @@ func (f *flashes) put(fl flash) string {
 	return id
 }
 
+// getFor returns the flash when its Data is nil or a T, so a flash id
+// carried to another page never meets a template that cannot show it.
+func getFor[T any](f *flashes, id string) (*flash, bool) {
+	fl, ok := f.get(id)
+	if !ok {
+		return nil, false
+	}
+	if fl.Data != nil {
+		if _, ok := fl.Data.(T); !ok {
+			return nil, false
+		}
+	}
+	return &fl, true
+}
+
 // get returns the flash; a flash with a secret is removed as it is read.
 func (f *flashes) get(id string) (flash, bool) {
 	if id == "" {

@@ -46,8 +46,8 @@ func (c *Console) webhooksPage(g *gin.Context) {
 func (c *Console) newWebhooksPage(g *gin.Context) webhooksPage {
 	p := webhooksPage{layout: c.layout(g, "Webhooks", "webhooks"), Events: core.SubscribableEvents, Pending: map[string]int{},
 		Form: webhookForm{Enabled: true, Events: map[core.EventType]bool{}}}
-	if fl, ok := c.flashes.get(g.Query("flash")); ok {
-		p.Flash = &fl
+	if fl, ok := getFor[core.DeliveryAttempt](c.flashes, g.Query("flash")); ok {
+		p.Flash = fl
 	}
 	ds, err := c.d.Webhooks.List(g)
 	if err != nil {
@@ -118,8 +118,8 @@ func (c *Console) webhookPage(g *gin.Context) {
 			p.Wants[e] = true
 		}
 	}
-	if fl, ok := c.flashes.get(g.Query("flash")); ok {
-		p.Flash = &fl
+	if fl, ok := getFor[core.DeliveryAttempt](c.flashes, g.Query("flash")); ok {
+		p.Flash = fl
 	}
 	p.Log, err = c.d.Webhooks.Deliveries(g, id, core.DefaultDeliveryList)
 	if err != nil {
