@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-# (Later issues add chromium and the MCP clients here.)
+# Debian's chromium, the browser test/console drives (chromedp).
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq "${need_apt[@]}"; else sudo apt-get update -qq && sudo apt-get install -y -qq "${need_apt[@]}"; fi
 fi
@@ -35,6 +36,19 @@ if [ ! -d test/webhooks/node_modules ] || [ test/webhooks/package-lock.json -nt 
   (cd test/webhooks && npm ci --no-audit --no-fund)
 fi
 # --- end Standard Webhooks receiver -----------------------------------------
+
+# --- Console browser tests (test/console) -----------------------------------
+# axe-core, injected into every console page by the chromedp tests, pinned
+# by test/console/package-lock.json; installed when node_modules is missing
+# or older than the lock file. Screenshots land in test/console/artifacts/.
+if [ ! -d test/console/node_modules ] || [ test/console/package-lock.json -nt test/console/node_modules/.package-lock.json ]; then
+  if ! command -v npm >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq npm; else sudo apt-get update -qq && sudo apt-get install -y -qq npm; fi
+  fi
+  echo "== npm ci (test/console)"
+  (cd test/console && npm ci --no-audit --no-fund)
+fi
+# --- end console browser tests ------------------------------------------------
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
