@@ -59,6 +59,23 @@ type Config struct {
 	WebhookBackoff      time.Duration
 	WebhookRetryFor     time.Duration
 
+	// Hosted build only (-tags hosted): customer keys and per-call payment.
+	PaymentSecret    string
+	PaymentRealm     string
+	PaymentMethod    string
+	PaymentAmount    string
+	PaymentCurrency  string
+	PaymentRecipient string
+	PaymentRPCURL    string
+	UnkeyURL         string
+	UnkeyRootKey     string
+	APIKeysFile      string
+	// AdminUnlocksAPI lets the admin token also call /api and MCP without a
+	// key or payment (off: the admin token is for /admin and the console).
+	AdminUnlocksAPI bool
+
+	// given marks the settings set by a flag or the environment.
+	given map[string]bool
 	// from records where each setting came from (env name -> "-flag" or
 	// the env name), so errors name what the user actually set.
 	from map[string]string
@@ -178,6 +195,17 @@ var settings = []setting{
 	{"webhook-timeout", "SERVICE_WEBHOOK_TIMEOUT", "10s", "bound on one webhook delivery attempt", dur(func(c *Config) *time.Duration { return &c.WebhookTimeout })},
 	{"webhook-backoff", "SERVICE_WEBHOOK_BACKOFF", "5s", "delay before the first retry of a failed delivery; doubles per attempt up to 1h, with jitter", dur(func(c *Config) *time.Duration { return &c.WebhookBackoff })},
 	{"webhook-retry-for", "SERVICE_WEBHOOK_RETRY_FOR", "24h", "how long a failed delivery is retried at least before it is marked failed", dur(func(c *Config) *time.Duration { return &c.WebhookRetryFor })},
+	{"payment-secret", "SERVICE_PAYMENT_SECRET", "", "hosted: HMAC key of payment challenge ids (at least 32 bytes); per-call payment is offered only when set", str(func(c *Config) *string { return &c.PaymentSecret })},
+	{"payment-realm", "SERVICE_PAYMENT_REALM", "", "hosted: realm of payment challenges (default: the request's host name)", str(func(c *Config) *string { return &c.PaymentRealm })},
+	{"payment-method", "SERVICE_PAYMENT_METHOD", "tempo", "hosted: payment method of challenges", str(func(c *Config) *string { return &c.PaymentMethod })},
+	{"payment-amount", "SERVICE_PAYMENT_AMOUNT", "", "hosted: price of one call in the currency's base units (a decimal integer)", str(func(c *Config) *string { return &c.PaymentAmount })},
+	{"payment-currency", "SERVICE_PAYMENT_CURRENCY", "", "hosted: currency of the price (for tempo: the TIP-20 token address)", str(func(c *Config) *string { return &c.PaymentCurrency })},
+	{"payment-recipient", "SERVICE_PAYMENT_RECIPIENT", "", "hosted: address that receives payments", str(func(c *Config) *string { return &c.PaymentRecipient })},
+	{"payment-rpc-url", "SERVICE_PAYMENT_RPC_URL", "", "hosted: JSON-RPC endpoint of the payment chain (tempo) that verifies payments", str(func(c *Config) *string { return &c.PaymentRPCURL })},
+	{"unkey-url", "SERVICE_UNKEY_URL", "https://api.unkey.com", "hosted: base URL of the Unkey API that verifies customer keys", str(func(c *Config) *string { return &c.UnkeyURL })},
+	{"unkey-root-key", "SERVICE_UNKEY_ROOT_KEY", "", "hosted: Unkey root key (verifies customer keys with keys.verifyKey)", str(func(c *Config) *string { return &c.UnkeyRootKey })},
+	{"api-keys-file", "SERVICE_API_KEYS_FILE", "", "hosted: file of customer keys, one `name sha256:<hex>` per line, re-read when it changes (instead of Unkey)", str(func(c *Config) *string { return &c.APIKeysFile })},
+	{"admin-unlocks-api", "SERVICE_ADMIN_UNLOCKS_API", "false", "hosted: true lets X-Admin-Token also call /api and MCP without a key or payment", boolean(func(c *Config) *bool { return &c.AdminUnlocksAPI })},
 	{"mcp-allow-any-host", "SERVICE_MCP_ALLOW_ANY_HOST", "false", "true turns off the DNS-rebinding protection of /mcp (a request arriving over loopback must carry a localhost Host, 403 otherwise); only behind a reverse proxy on the same host that forwards the public Host", boolean(func(c *Config) *bool { return &c.MCPAllowAnyHost })},
 }
 
@@ -203,6 +231,7 @@ func Load(args []string, lookup func(string) (string, bool), help io.Writer) (Co
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	c.from = map[string]string{}
+	c.given = map[string]bool{}
 	setFlags := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
 	for _, s := range settings {
@@ -214,6 +243,7 @@ func Load(args []string, lookup func(string) (string, bool), help io.Writer) (Co
 			v, src = *flagVals[s.flag], "-"+s.flag
 		}
 		c.from[s.env] = src
+		c.given[s.env] = src != "default"
 		if src == "default" {
 			c.from[s.env] = s.env
 		}
@@ -309,6 +339,63 @@ func (c Config) validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("invalid %s %q: use debug, info, warn or error", c.name("SERVICE_LOG_LEVEL"), c.LogLevel)
+	}
+	return nil
+}
+
+// HostedSettings names the hosted-only settings that were given, so the
+// self-hosted binary can say once that it ignores them.
+func (c Config) HostedSettings() []string {
+	var out []string
+	for _, s := range settings {
+		if strings.HasPrefix(s.help, "hosted: ") && c.given[s.env] {
+			out = append(out, s.env)
+		}
+	}
+	return out
+}
+
+// ValidateHosted checks what the hosted build needs on top of validate: an
+// admin token, a complete payment setup when payment is offered, one key
+// source at most. The self-hosted build never calls it.
+func (c Config) ValidateHosted() error {
+	if c.AdminToken == "" {
+		return fmt.Errorf("invalid %s: the hosted build requires an admin token (it guards /admin and the console)", c.name("SERVICE_ADMIN_TOKEN"))
+	}
+	if c.UnkeyRootKey != "" && c.APIKeysFile != "" {
+		return fmt.Errorf("invalid %s with %s: choose one source of customer keys", c.name("SERVICE_UNKEY_ROOT_KEY"), c.name("SERVICE_API_KEYS_FILE"))
+	}
+	if c.UnkeyRootKey != "" {
+		p, err := url.Parse(c.UnkeyURL)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("invalid %s %q: want an absolute http(s) URL", c.name("SERVICE_UNKEY_URL"), c.UnkeyURL)
+		}
+	}
+	if c.PaymentSecret == "" {
+		for _, env := range []string{"SERVICE_PAYMENT_AMOUNT", "SERVICE_PAYMENT_RECIPIENT", "SERVICE_PAYMENT_RPC_URL"} {
+			if c.given[env] {
+				return fmt.Errorf("invalid %s without SERVICE_PAYMENT_SECRET: payment is offered only with a secret", c.name(env))
+			}
+		}
+		if c.UnkeyRootKey == "" && c.APIKeysFile == "" {
+			return fmt.Errorf("the hosted build needs SERVICE_PAYMENT_SECRET, SERVICE_UNKEY_ROOT_KEY or SERVICE_API_KEYS_FILE: with none, nobody could call /api")
+		}
+		return nil
+	}
+	if len(c.PaymentSecret) < 32 {
+		return fmt.Errorf("invalid %s: use at least 32 random bytes (e.g. openssl rand -hex 32)", c.name("SERVICE_PAYMENT_SECRET"))
+	}
+	if n, err := strconv.ParseUint(c.PaymentAmount, 10, 64); err != nil || n == 0 {
+		return fmt.Errorf("invalid %s %q: the price of one call in base units, a positive whole number", c.name("SERVICE_PAYMENT_AMOUNT"), c.PaymentAmount)
+	}
+	if c.PaymentCurrency == "" || c.PaymentRecipient == "" {
+		return fmt.Errorf("invalid payment setup: set SERVICE_PAYMENT_CURRENCY and SERVICE_PAYMENT_RECIPIENT with SERVICE_PAYMENT_SECRET")
+	}
+	if c.PaymentMethod == "tempo" {
+		p, err := url.Parse(c.PaymentRPCURL)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("invalid %s %q: the tempo method verifies payments through the chain's JSON-RPC endpoint, an absolute http(s) URL", c.name("SERVICE_PAYMENT_RPC_URL"), c.PaymentRPCURL)
+		}
 	}
 	return nil
 }
