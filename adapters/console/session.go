@@ -81,9 +81,13 @@ func (s *sessions) end(id string) {
 	s.mu.Unlock()
 }
 
-func (c *Console) signedIn(g *gin.Context) bool {
-	id, err := g.Cookie(sessionCookie)
-	return err == nil && c.sessions.valid(id)
+func (c *Console) signedIn(g *gin.Context) bool { return c.SignedIn(g.Request) }
+
+// SignedIn tells whether a request carries a signed-in operator's session
+// (the hosted build's guard lets only operators use the console).
+func (c *Console) SignedIn(r *http.Request) bool {
+	ck, err := r.Cookie(sessionCookie)
+	return err == nil && c.sessions.valid(ck.Value)
 }
 
 // requireAdmin sends a visitor without a session to the sign-in page when

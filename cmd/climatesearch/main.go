@@ -27,6 +27,9 @@ func main() {
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
+	if err == nil {
+		err = app.CheckConfig(cfg)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "climatesearch: "+err.Error())
 		os.Exit(2)

@@ -92,3 +92,30 @@ func TestFlagsWinOverEnvironment(t *testing.T) {
 	}
 	p.stop()
 }
+
+// TestSelfHostedBuildIgnoresHostedSettings: the default binary has no
+// guard; given hosted-only settings it says once that it ignores them and
+// /api stays open.
+func TestSelfHostedBuildIgnoresHostedSettings(t *testing.T) {
+	env := baseEnv(t.TempDir())
+	env["SERVICE_BOOT_INGEST"] = "false"
+	env["SERVICE_PAYMENT_SECRET"] = "0123456789abcdef0123456789abcdef-not-logged"
+	env["SERVICE_UNKEY_ROOT_KEY"] = "unkey_root_not_logged"
+	p := start(t, env)
+	l, _ := p.waitLog(0, "the hosted-settings warning", func(l logLine) bool { return strings.Contains(l.str("msg"), "self-hosted build") })
+	msg := l.str("msg")
+	if !strings.Contains(msg, "SERVICE_PAYMENT_SECRET") || !strings.Contains(msg, "SERVICE_UNKEY_ROOT_KEY") || strings.Contains(p.Stderr.String(), "not-logged") || strings.Contains(p.Stderr.String(), "unkey_root_not") {
+		t.Fatalf("warning %q; stderr shows a secret: %v", msg, strings.Contains(p.Stderr.String(), "not_logged"))
+	}
+	if n := strings.Count(p.Stderr.String(), "self-hosted build"); n != 1 {
+		t.Fatalf("the warning appears %d times", n)
+	}
+	resp, err := http.Get(p.URL + "/api/resources")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("/api/resources in the self-hosted build: %d", resp.StatusCode)
+	}
+}

@@ -77,9 +77,11 @@ func Parts(cfg config.Config, log *zap.Logger) fx.Option {
 			func(cfg config.Config) search.Config { return search.Config{VectorWeight: cfg.VectorWeightValue()} },
 			search.New,
 			newStatus,
+			func() *selfURL { return &selfURL{} },
 			newConsole,
 			newAPI,
 			newMCP,
+			newRoot,
 			NewServer,
 		),
 	)
@@ -294,10 +296,10 @@ func newStatus(st *badgerstore.Store, e ports.Embedder) *status.Service {
 // newConsole is the operator console; it calls the same services as REST
 // and MCP, and its inspector calls this process's own /api and /mcp.
 func newConsole(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, in *ingest.Service,
-	files *ingest.Files, wh *webhooks.Service, st *status.Service, e ports.Embedder, r ports.Reranker, srv *Server) (*console.Console, error) {
+	files *ingest.Files, wh *webhooks.Service, st *status.Service, e ports.Embedder, r ports.Reranker, self *selfURL) (*console.Console, error) {
 	d := console.Deps{
 		Search: s, Resources: l, Compare: c, Ingest: in, Files: files, Webhooks: wh, Status: st,
-		AdminToken: cfg.AdminToken, MaxUpload: cfg.MaxUpload, SelfURL: srv.SelfURL,
+		AdminToken: cfg.AdminToken, MaxUpload: cfg.MaxUpload, SelfURL: self.get,
 		MCPRerank: cfg.Reranker != "none", Log: log.Named("console"),
 	}
 	if e != nil {
@@ -309,8 +311,22 @@ func newConsole(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup
 	return console.New(d)
 }
 
-// mountConsole puts the console's pages on the API's engine.
-func mountConsole(api *httpapi.API, c *console.Console) { c.Mount(api.Engine()) }
+// selfURL hands the console the server's loopback URL; the server is built
+// after the console (it serves the console), so the URL is looked up late.
+type selfURL struct{ srv *Server }
+
+func (u *selfURL) get() string { return u.srv.SelfURL() }
+
+// mountConsole puts the console's pages on the API's engine and tells it
+// where the server listens.
+func mountConsole(api *httpapi.API, c *console.Console, self *selfURL, srv *Server) {
+	c.Mount(api.Engine())
+	self.srv = srv
+}
+
+// Root is the handler the HTTP server serves: the API engine, behind the
+// access guard in the hosted build (see hosted.go and selfhosted.go).
+type Root struct{ http.Handler }
 
 // Server is the HTTP server; Addr is known once the app has started.
 type Server struct {
@@ -337,9 +353,9 @@ func (s *Server) SelfURL() string {
 
 // NewServer listens at start, so a busy port fails the boot at once, and
 // drains in-flight requests at stop.
-func NewServer(lc fx.Lifecycle, cfg config.Config, api *httpapi.API, log *zap.Logger) *Server {
+func NewServer(lc fx.Lifecycle, cfg config.Config, root Root, log *zap.Logger) *Server {
 	s := &Server{srv: &http.Server{
-		Handler:           api,
+		Handler:           root,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      10 * time.Minute, // a 100,000-row file ingest takes tens of seconds
