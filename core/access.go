@@ -41,8 +41,11 @@ type PaymentRequest struct {
 	Amount    string `json:"amount"` // in the currency's base units, a decimal integer
 	Currency  string `json:"currency"`
 	Recipient string `json:"recipient"`
-	// Path is the path and query of the call the payment is for.
-	Path string `json:"path,omitempty"`
+	// Path is the call the payment is for: its HTTP method, path and query
+	// ("GET /api/search?q=…"). On the wire it is the charge request's
+	// `externalId`, a field of the charge intent every client carries
+	// through unchanged.
+	Path string `json:"externalId,omitempty"`
 	// Description says what is bought.
 	Description string `json:"description,omitempty"`
 }
@@ -54,6 +57,12 @@ type PaymentProof struct {
 	// Source identifies the payer (e.g. a DID or an address), as the credential says.
 	Source  string
 	Payload json.RawMessage
+	// ChallengeID and Realm are the challenge the credential answers, for
+	// methods that bind the payment to it (tempo's attribution memo).
+	ChallengeID string
+	Realm       string
+	// Expires is when the challenge stops being payable.
+	Expires time.Time
 }
 
 // PaymentReceipt is a verified payment.
@@ -90,6 +99,9 @@ type PaymentChallenge struct {
 	Problem []byte
 	// ProblemType is the problem's type URI.
 	ProblemType string
+	// Object is the challenge as a JSON object with its request decoded,
+	// the form MCP carries in a -32042 error's data.challenges.
+	Object json.RawMessage
 }
 
 // PaymentRefused explains why a credential was not accepted; it carries a
