@@ -56,6 +56,7 @@ func Options(cfg config.Config, log *zap.Logger, extra ...fx.Option) fx.Option {
 // as eval invoke what they need.
 func Parts(cfg config.Config, log *zap.Logger) fx.Option {
 	return fx.Options(
+		buildParts(),
 		fx.Supply(cfg, log),
 		fx.WithLogger(func() fxevent.Logger {
 			return &fxevent.ZapLogger{Logger: log.Named("fx").WithOptions(zap.IncreaseLevel(zapcore.WarnLevel))}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"go.uber.org/fx"
 	"go.uber.org/zap"
 
 	"github.com/climatesearch/climatesearch/adapters/console"
@@ -15,6 +16,9 @@ import (
 
 // Hosted tells which build this is: the self-hosted one has no guard.
 const Hosted = false
+
+// buildParts are the parts only one build has: none here.
+func buildParts() fx.Option { return fx.Options() }
 
 // CheckConfig is the build's own check of the configuration; the
 // self-hosted build needs nothing beyond config.Load's.
