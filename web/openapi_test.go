@@ -60,11 +60,11 @@ func TestOpenAPIOperations(t *testing.T) {
 		{"/healthz", "GET", []string{"200", "503"}, false},
 		{"/openapi.yaml", "GET", []string{"200"}, false},
 		{"/docs", "GET", []string{"200"}, false},
-		{"/api/search", "GET", []string{"200", "400", "503"}, false},
-		{"/api/resources", "GET", []string{"200", "400", "503"}, false},
-		{"/api/resources/{id}", "GET", []string{"200", "400", "404", "409", "503"}, false},
-		{"/api/resources/{id}/origin", "GET", []string{"302", "400", "404", "409", "503"}, false},
-		{"/api/resources/compare", "GET", []string{"200", "400", "404", "409", "503"}, false},
+		{"/api/search", "GET", []string{"200", "400", "401", "402", "429", "503"}, false},
+		{"/api/resources", "GET", []string{"200", "400", "401", "402", "429", "503"}, false},
+		{"/api/resources/{id}", "GET", []string{"200", "400", "401", "402", "404", "409", "429", "503"}, false},
+		{"/api/resources/{id}/origin", "GET", []string{"302", "400", "401", "402", "404", "409", "429", "503"}, false},
+		{"/api/resources/compare", "GET", []string{"200", "400", "401", "402", "404", "409", "429", "503"}, false},
 		{"/admin/ingest/run", "POST", []string{"200", "400", "401", "409", "502"}, true},
 		{"/admin/resources", "POST", []string{"200", "400", "401", "413", "415", "503"}, true},
 		{"/admin/ingest/preview", "POST", []string{"200", "400", "401", "413", "415", "503"}, true},
@@ -129,6 +129,14 @@ func TestOpenAPIOperations(t *testing.T) {
 						t.Errorf("%s %s: no schema", code, mt)
 					}
 				}
+				if code == "402" {
+					// The Payment scheme's challenge: an RFC 9457 problem.
+					c := resp.Content.Get("application/problem+json")
+					if c == nil || c.Schema == nil || c.Schema.Ref != "#/components/schemas/Problem" || resp.Headers["WWW-Authenticate"] == nil {
+						t.Errorf("402: want an application/problem+json Problem body and a WWW-Authenticate header")
+					}
+					continue
+				}
 				if strings.HasPrefix(code, "4") || strings.HasPrefix(code, "5") {
 					c := resp.Content.Get("application/json")
 					if c == nil || c.Schema == nil {
@@ -154,6 +162,17 @@ func TestOpenAPIOperations(t *testing.T) {
 				}
 				if _, ok := sec[1]["adminToken"]; !ok {
 					t.Errorf("second security requirement must be adminToken, got %v", sec[1])
+				}
+			} else if strings.HasPrefix(tc.path, "/api/") {
+				// Open in the self-hosted build; a key or a payment in the hosted one.
+				if op.Security == nil || len(*op.Security) != 3 || len((*op.Security)[0]) != 0 {
+					t.Fatalf("/api operation must have security [{}, {customerKey: []}, {payment: []}], got %v", op.Security)
+				}
+				if _, ok := (*op.Security)[1]["customerKey"]; !ok {
+					t.Errorf("second security requirement must be customerKey")
+				}
+				if _, ok := (*op.Security)[2]["payment"]; !ok {
+					t.Errorf("third security requirement must be payment")
 				}
 			} else if op.Security != nil && len(*op.Security) > 0 {
 				t.Errorf("public operation has security %v", *op.Security)

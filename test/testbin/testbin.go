@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // RepoRoot walks up from the working directory to the directory of go.mod.
@@ -30,7 +31,10 @@ func RepoRoot() (string, error) {
 
 // Build compiles ./cmd/climatesearch into a fresh temporary directory and
 // returns the binary, the repository root and a cleanup that removes it.
-func Build() (bin, root string, cleanup func(), err error) {
+func Build() (bin, root string, cleanup func(), err error) { return BuildTags() }
+
+// BuildTags is Build with build tags (e.g. "hosted").
+func BuildTags(tags ...string) (bin, root string, cleanup func(), err error) {
 	root, err = RepoRoot()
 	if err != nil {
 		return "", "", nil, err
@@ -41,11 +45,15 @@ func Build() (bin, root string, cleanup func(), err error) {
 	}
 	cleanup = func() { os.RemoveAll(dir) }
 	bin = filepath.Join(dir, "climatesearch")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/climatesearch")
+	args := []string{"build", "-o", bin}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	build := exec.Command("go", append(args, "./cmd/climatesearch")...)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		cleanup()
-		return "", "", nil, fmt.Errorf("go build ./cmd/climatesearch: %v\n%s", err, out)
+		return "", "", nil, fmt.Errorf("go %s ./cmd/climatesearch: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return bin, root, cleanup, nil
 }

@@ -1,0 +1,102 @@
+//go:build hosted
+
+package app
+
+import (
+	"fmt"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/climatesearch/climatesearch/adapters/badgerstore"
+	"github.com/climatesearch/climatesearch/adapters/console"
+	"github.com/climatesearch/climatesearch/adapters/guard"
+	"github.com/climatesearch/climatesearch/adapters/httpapi"
+	"github.com/climatesearch/climatesearch/adapters/keyfile"
+	"github.com/climatesearch/climatesearch/adapters/tempo"
+	"github.com/climatesearch/climatesearch/adapters/unkey"
+	"github.com/climatesearch/climatesearch/config"
+	"github.com/climatesearch/climatesearch/core/access"
+	"github.com/climatesearch/climatesearch/core/payment"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+// Hosted tells which build this is: the hosted one puts the guard in front
+// of /api, MCP, /admin and the console.
+const Hosted = true
+
+// CheckConfig refuses a hosted configuration that cannot work (no admin
+// token, an incomplete payment setup, two key sources).
+func CheckConfig(cfg config.Config) error { return cfg.ValidateHosted() }
+
+// HostedExtras are the hosted build's optional parts tests may replace
+// (e.g. a payment method that only tests accept).
+type HostedExtras struct {
+	// Methods are payment methods beyond the configured one.
+	Methods []ports.PaymentMethod
+}
+
+// buildParts provides the hosted build's optional parts (none by default;
+// tests decorate them).
+func buildParts() fx.Option {
+	return fx.Provide(func() *HostedExtras { return &HostedExtras{} })
+}
+
+// newRoot wraps the API engine (with MCP and the console) in the guard.
+func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, st *badgerstore.Store, log *zap.Logger, extras *HostedExtras) (Root, error) {
+	d := guard.Deps{
+		AdminToken: cfg.AdminToken, AdminUnlocksAPI: cfg.AdminUnlocksAPI, Realm: cfg.PaymentRealm,
+		Operator: c.SignedIn, Log: log.Named("guard"),
+	}
+	var verifier ports.KeyVerifier
+	switch {
+	case cfg.UnkeyRootKey != "":
+		v, err := unkey.New(unkey.Config{BaseURL: cfg.UnkeyURL, RootKey: cfg.UnkeyRootKey})
+		if err != nil {
+			return Root{}, err
+		}
+		verifier = v
+	case cfg.APIKeysFile != "":
+		f, err := keyfile.Open(keyfile.Config{Path: cfg.APIKeysFile, Log: log.Named("keyfile")})
+		if err != nil {
+			return Root{}, err
+		}
+		verifier = f
+	}
+	if verifier != nil {
+		d.Keys = access.New(verifier, access.Config{})
+	}
+	if cfg.PaymentSecret != "" {
+		p, err := newPayments(cfg, st, extras, log)
+		if err != nil {
+			return Root{}, err
+		}
+		d.Payments = p
+	}
+	log.Info("hosted build: the guard is on", zap.Bool("keys", d.Keys != nil), zap.Bool("payment", d.Payments != nil),
+		zap.Bool("admin_unlocks_api", cfg.AdminUnlocksAPI))
+	return Root{Handler: guard.New(d).Wrap(api)}, nil
+}
+
+// newPayments is the Payment scheme with the configured method (tempo
+// verifies payments on its chain) and the ledger of spent credentials in
+// the store.
+func newPayments(cfg config.Config, st *badgerstore.Store, extras *HostedExtras, log *zap.Logger) (ports.Payments, error) {
+	var methods []ports.PaymentMethod
+	if cfg.PaymentMethod == "tempo" {
+		m, err := tempo.New(tempo.Config{RPCURL: cfg.PaymentRPCURL})
+		if err != nil {
+			return nil, err
+		}
+		methods = append(methods, m)
+	}
+	methods = append(methods, extras.Methods...)
+	svc, err := payment.New(payment.Config{
+		Secret: []byte(cfg.PaymentSecret), Realm: cfg.PaymentRealm, Method: cfg.PaymentMethod,
+		Amount: cfg.PaymentAmount, Currency: cfg.PaymentCurrency, Recipient: cfg.PaymentRecipient,
+	}, methods, st)
+	if err != nil {
+		return nil, fmt.Errorf("SERVICE_PAYMENT_METHOD %s: %w", cfg.PaymentMethod, err)
+	}
+	return svc, nil
+}

@@ -1,0 +1,197 @@
+// Package hosted proves the hosted build (go build -tags hosted) as a
+// client sees it: the compiled binary, run against stand-ins of the key
+// service (Unkey's wire format), the payment chain's JSON-RPC and the
+// publisher, answering real HTTP requests. No test asserts how long
+// anything takes; waits are polls with a generous safety limit.
+package hosted
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/climatesearch/climatesearch/test/testbin"
+)
+
+const (
+	patience   = 60 * time.Second
+	adminToken = "hosted-admin-token-0123456789abcdef"
+)
+
+var binPath string
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	bin, _, cleanup, err := testbin.BuildTags("hosted")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hosted tests:", err)
+		return 1
+	}
+	defer cleanup()
+	binPath = bin
+	return m.Run()
+}
+
+// syncBuf collects a process's stderr.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type proc struct {
+	URL    string
+	cmd    *exec.Cmd
+	stderr *syncBuf
+	done   chan struct{}
+	code   int
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// baseEnv runs the binary offline: no boot ingest (the demo snapshot is not
+// needed: the guard answers before any data is read), no schedule.
+func baseEnv(t *testing.T) map[string]string {
+	return map[string]string{
+		"SERVICE_DATA_DIR":        t.TempDir(),
+		"SERVICE_BOOT_INGEST":     "false",
+		"SERVICE_INGEST_INTERVAL": "0",
+		"SERVICE_LOG_FORMAT":      "json",
+		"SERVICE_ADMIN_TOKEN":     adminToken,
+		"SERVICE_EMBEDDER":        "none",
+	}
+}
+
+// spawn runs the binary with exactly env (plus PATH and HOME).
+func spawn(t *testing.T, env map[string]string) *proc {
+	t.Helper()
+	addr := freePort(t)
+	cmd := exec.Command(binPath, "-addr", addr)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	p := &proc{URL: "http://" + addr, cmd: cmd, stderr: &syncBuf{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		p.code = cmd.ProcessState.ExitCode()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-p.done:
+		case <-time.After(patience):
+			_ = cmd.Process.Kill()
+		}
+		if t.Failed() {
+			t.Logf("stderr:\n%s", tail(p.stderr.String(), 30))
+		}
+	})
+	return p
+}
+
+// start spawns the binary and waits until /healthz answers.
+func start(t *testing.T, env map[string]string) *proc {
+	t.Helper()
+	p := spawn(t, env)
+	deadline := time.Now().Add(patience)
+	for {
+		select {
+		case <-p.done:
+			t.Fatalf("the hosted binary exited with %d:\n%s", p.code, tail(p.stderr.String(), 20))
+		default:
+		}
+		if resp, err := http.Get(p.URL + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not healthy within the safety limit:\n%s", tail(p.stderr.String(), 20))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// exit waits for a process that must stop on its own and returns its code.
+func (p *proc) exit(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.code
+	case <-time.After(patience):
+		t.Fatal("the process did not exit")
+	}
+	return -1
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// answer is what a client got.
+type answer struct {
+	Status int
+	Header http.Header
+	Body   string
+}
+
+func do(t *testing.T, method, url, body string, header ...string) answer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	cli := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := cli.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return answer{resp.StatusCode, resp.Header, string(b)}
+}
