@@ -57,6 +57,11 @@ echo "== go vet"
 go vet ./...
 echo "== go test"
 go test -race -count=1 -timeout 20m ./... "$@"
+# The hosted build's own code (compiled only with -tags hosted): the guard's
+# unit tests; test/hosted above already runs the -tags hosted binary.
+echo "== go vet, go test (-tags hosted)"
+go vet -tags hosted ./...
+go test -race -count=1 -tags hosted ./adapters/guard/ ./cmd/...
 
 # Bounded fuzzing of the spreadsheet readers and the column mapping; new
 # crashers land in adapters/filereader/testdata/fuzz and fail the run.
