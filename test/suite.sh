@@ -37,6 +37,20 @@ if [ ! -d test/webhooks/node_modules ] || [ test/webhooks/package-lock.json -nt 
 fi
 # --- end Standard Webhooks receiver -----------------------------------------
 
+# --- HTTP Payment client (test/payment) ---------------------------------------
+# mppx, the reference client of the Payment scheme, pinned (with viem) by
+# test/payment/package-lock.json; installed when node_modules is missing or
+# older than the lock file. viem declares a peer mppx the registry does not
+# have, hence --legacy-peer-deps (also in test/payment/.npmrc).
+if [ ! -d test/payment/node_modules ] || [ test/payment/package-lock.json -nt test/payment/node_modules/.package-lock.json ]; then
+  if ! command -v npm >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq npm; else sudo apt-get update -qq && sudo apt-get install -y -qq npm; fi
+  fi
+  echo "== npm ci (test/payment)"
+  (cd test/payment && npm ci --no-audit --no-fund --legacy-peer-deps)
+fi
+# --- end HTTP Payment client ----------------------------------------------------
+
 # --- Console browser tests (test/console) -----------------------------------
 # axe-core, injected into every console page by the chromedp tests, pinned
 # by test/console/package-lock.json; installed when node_modules is missing
