@@ -51,6 +51,9 @@ type Deps struct {
 	// SelfURL is the base URL this process answers on over loopback; the
 	// inspector calls its own /api and /mcp there.
 	SelfURL func() string
+	// SelfHeaders go with the inspector's loopback calls (the hosted
+	// build's guard lets this process's own calls through with them).
+	SelfHeaders map[string]string
 	// MCPRerank tells whether MCP search reranks (a reranker is configured).
 	MCPRerank bool
 	// EmbedderID and RerankerID describe the retrieval setup ("" when none).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/climatesearch/climatesearch/core"
@@ -50,7 +51,7 @@ func (c *Console) inspect(g *gin.Context, f queryForm, _ core.SearchResponse) *i
 	defer cancel()
 	self := c.d.SelfURL()
 	in := &inspection{}
-	in.REST = fetchREST(ctx, self, "/api/search?"+f.restQuery().Encode(), "REST GET /api/search")
+	in.REST = c.fetchREST(ctx, self, "/api/search?"+f.restQuery().Encode(), "REST GET /api/search")
 	in.MCP = c.callMCP(ctx, self, f)
 	in.Agree = in.REST.Error == "" && in.MCP.Error == "" && equalRefs(in.REST.Refs, in.MCP.Refs)
 	mcpForm := f
@@ -60,7 +61,7 @@ func (c *Console) inspect(g *gin.Context, f queryForm, _ core.SearchResponse) *i
 		in.Note = fmt.Sprintf("MCP search always asks for vectors%s and returns at most %d hits, so it answers the REST question with vector=true%s.",
 			map[bool]string{true: " and reranks (a reranker is configured)", false: ""}[c.d.MCPRerank], mcpMaxLimit,
 			map[bool]string{true: "&rerank=true", false: ""}[c.d.MCPRerank])
-		same := fetchREST(ctx, self, "/api/search?"+mcpForm.restQuery().Encode(), "REST with MCP's settings")
+		same := c.fetchREST(ctx, self, "/api/search?"+mcpForm.restQuery().Encode(), "REST with MCP's settings")
 		in.Same = &same
 		in.SameAgree = same.Error == "" && in.MCP.Error == "" && equalRefs(same.Refs, in.MCP.Refs)
 	}
@@ -92,12 +93,15 @@ func equalRefs(a, b []string) bool {
 // maxRaw bounds the JSON the inspector shows of each answer.
 const maxRaw = 16 << 10
 
-func fetchREST(ctx context.Context, self, path, label string) answer {
+func (c *Console) fetchREST(ctx context.Context, self, path, label string) answer {
 	a := answer{Label: label, URL: path}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, self+path, nil)
 	if err != nil {
 		a.Error = err.Error()
 		return a
+	}
+	for k, v := range c.d.SelfHeaders {
+		req.Header.Set(k, v)
 	}
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
@@ -141,7 +145,7 @@ func (a *answer) fill(body []byte) {
 func (c *Console) callMCP(ctx context.Context, self string, f queryForm) answer {
 	a := answer{Label: "MCP tools/call " + mcpSearchTool, URL: "/mcp"}
 	start := time.Now()
-	cli, err := client.NewStreamableHttpClient(self + "/mcp")
+	cli, err := client.NewStreamableHttpClient(self+"/mcp", transport.WithHTTPHeaders(c.d.SelfHeaders))
 	if err != nil {
 		a.Error = err.Error()
 		return a

@@ -41,6 +41,10 @@ type Deps struct {
 	AdminUnlocksAPI bool
 	// Realm names the protection space; "" means the request's host name.
 	Realm string
+	// Internal is a random per-process token the console's inspector sends
+	// in InternalHeader on its loopback calls of /api and /mcp; it never
+	// leaves the process, so it opens nothing to anyone else.
+	Internal string
 	// Operator tells whether a console request carries a signed-in
 	// operator's session.
 	Operator func(*http.Request) bool
@@ -187,9 +191,17 @@ func toolCalls(body []byte) []string {
 	return out
 }
 
+// InternalHeader carries Deps.Internal.
+const InternalHeader = "X-Climatesearch-Internal"
+
 // admit applies the decision order to a charged call and answers the
 // refusal itself; true lets the call through.
 func (g *Guard) admit(w http.ResponseWriter, r *http.Request, call core.Call) bool {
+	if g.d.Internal != "" {
+		if v := r.Header.Get(InternalHeader); v != "" && subtle.ConstantTimeCompare([]byte(v), []byte(g.d.Internal)) == 1 {
+			return true
+		}
+	}
 	if g.d.AdminUnlocksAPI && r.Header.Get("X-Admin-Token") != "" && g.adminToken(r) {
 		return true
 	}

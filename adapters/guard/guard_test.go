@@ -257,3 +257,20 @@ func TestMCPChargesToolCallsOnly(t *testing.T) {
 		t.Fatalf("oversized: %d, payment asked: %v", a.status, len(pay.calls) != n)
 	}
 }
+
+func TestInternalTokenOnlyOpensWithTheExactValue(t *testing.T) {
+	g, _ := newGuard(true, &fakePayments{})
+	g.d.Internal = "per-process-secret"
+	if a := serve(g, "GET", "/api/search?q=x", "", "", InternalHeader, "per-process-secret"); !a.served {
+		t.Fatalf("internal call: %d", a.status)
+	}
+	for _, v := range []string{"", "per-process-secre", "per-process-secretX"} {
+		if a := serve(g, "GET", "/api/search?q=x", "", "", InternalHeader, v); a.served {
+			t.Fatalf("internal header %q let the call through", v)
+		}
+	}
+	g.d.Internal = ""
+	if a := serve(g, "GET", "/api/search?q=x", "", "", InternalHeader, ""); a.served {
+		t.Fatal("an empty internal token opened /api")
+	}
+}

@@ -98,6 +98,15 @@ func TestKeyFileGuardsAPIAndMCP(t *testing.T) {
 	if a := do(t, "GET", p.URL+"/data", "", "Cookie", strings.Split(cookie, ";")[0]); a.Status != 200 {
 		t.Fatalf("console after signing in: %d", a.Status)
 	}
+	// The operator's inspector calls /api and /mcp of its own process, and
+	// the guard lets exactly those through.
+	a = do(t, "GET", p.URL+"/?q=betong&vector=true&inspect=true", "", "Cookie", strings.Split(cookie, ";")[0])
+	if a.Status != 200 || !strings.Contains(a.Body, "REST and MCP agree") || strings.Contains(a.Body, "HTTP 401") {
+		t.Fatalf("inspector in the hosted build: %d %.3000s", a.Status, a.Body)
+	}
+	if a := do(t, "GET", p.URL+"/api/resources", "", "X-Climatesearch-Internal", "guess"); a.Status != 401 {
+		t.Fatalf("a guessed internal header: %d", a.Status)
+	}
 
 	// MCP: connecting and listing the tools are free; calling one is not.
 	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`

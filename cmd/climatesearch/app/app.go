@@ -5,6 +5,8 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -79,6 +81,7 @@ func Parts(cfg config.Config, log *zap.Logger) fx.Option {
 			search.New,
 			newStatus,
 			func() *selfURL { return &selfURL{} },
+			newInternalToken,
 			newConsole,
 			newAPI,
 			newMCP,
@@ -297,11 +300,12 @@ func newStatus(st *badgerstore.Store, e ports.Embedder) *status.Service {
 // newConsole is the operator console; it calls the same services as REST
 // and MCP, and its inspector calls this process's own /api and /mcp.
 func newConsole(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, in *ingest.Service,
-	files *ingest.Files, wh *webhooks.Service, st *status.Service, e ports.Embedder, r ports.Reranker, self *selfURL) (*console.Console, error) {
+	files *ingest.Files, wh *webhooks.Service, st *status.Service, e ports.Embedder, r ports.Reranker, self *selfURL, it internalToken) (*console.Console, error) {
 	d := console.Deps{
 		Search: s, Resources: l, Compare: c, Ingest: in, Files: files, Webhooks: wh, Status: st,
 		AdminToken: cfg.AdminToken, MaxUpload: cfg.MaxUpload, SelfURL: self.get,
-		MCPRerank: cfg.Reranker != "none", Log: log.Named("console"),
+		SelfHeaders: map[string]string{internalHeader: string(it)},
+		MCPRerank:   cfg.Reranker != "none", Log: log.Named("console"),
 	}
 	if e != nil {
 		d.EmbedderID = e.ID()
@@ -310,6 +314,21 @@ func newConsole(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup
 		d.RerankerID = r.ID()
 	}
 	return console.New(d)
+}
+
+// internalToken is a random per-process secret: the console's inspector
+// sends it on its loopback calls, and the hosted build's guard lets those
+// through (an operator's own question is not charged). It never leaves the
+// process.
+type internalToken string
+
+// internalHeader is guard.InternalHeader (app may name it: it wires both).
+const internalHeader = "X-Climatesearch-Internal"
+
+func newInternalToken() internalToken {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return internalToken(hex.EncodeToString(b))
 }
 
 // selfURL hands the console the server's loopback URL; the server is built

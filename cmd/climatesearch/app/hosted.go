@@ -43,10 +43,13 @@ func buildParts() fx.Option {
 }
 
 // newRoot wraps the API engine (with MCP and the console) in the guard.
-func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, st *badgerstore.Store, log *zap.Logger, extras *HostedExtras) (Root, error) {
+func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, st *badgerstore.Store, log *zap.Logger, extras *HostedExtras, it internalToken) (Root, error) {
+	if guard.InternalHeader != internalHeader {
+		return Root{}, fmt.Errorf("internal header mismatch: %s vs %s", guard.InternalHeader, internalHeader)
+	}
 	d := guard.Deps{
 		AdminToken: cfg.AdminToken, AdminUnlocksAPI: cfg.AdminUnlocksAPI, Realm: cfg.PaymentRealm,
-		Operator: c.SignedIn, Log: log.Named("guard"),
+		Operator: c.SignedIn, Internal: string(it), Log: log.Named("guard"),
 	}
 	var verifier ports.KeyVerifier
 	switch {
