@@ -333,3 +333,50 @@ func TestMppxValidate(t *testing.T) {
 		}
 	}
 }
+
+// MCP: the challenge object of a -32042 error (PaymentChallenge.Object) is
+// what mppx's MCP client parses and verifies, and the credential object it
+// puts in params._meta["org.paymentauth/credential"] pays the call.
+func TestMppxMCPObjects(t *testing.T) {
+	st, err := badgerstore.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc, err := payment.New(payment.Config{
+		Secret: []byte(secret), Method: testmethod.Name, Amount: "10000", Currency: "0x20C000000000000000000000b9537d11c60E8b50",
+		Recipient: "0x742d35Cc6634C0532925a3b844Bc9e7595f8fE00",
+	}, []ports.PaymentMethod{testmethod.New()}, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := core.Call{Host: "localhost:8080", Method: "POST", PathQuery: "/mcp", What: "tools/call search_climate_data"}
+	ch := svc.Challenge(context.Background(), call)
+
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not on PATH: %v", err)
+	}
+	cmd := exec.Command(node, "mcp.mjs")
+	cmd.Env = append(os.Environ(), "PAYMENT_SECRET="+secret)
+	cmd.Stdin = bytes.NewReader(ch.Object)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("mcp.mjs: %v\n%s", err, stderr.String())
+	}
+	var out struct {
+		Verified   bool            `json:"verified"`
+		Credential json.RawMessage `json:"credential"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("mcp.mjs printed %q: %v", stdout.String(), err)
+	}
+	if !out.Verified {
+		t.Errorf("mppx's Challenge.verify refuses the MCP challenge object %s", ch.Object)
+	}
+	r, hdr, err := svc.Pay(context.Background(), call, string(out.Credential))
+	if err != nil || hdr == "" || !strings.HasPrefix(r.Reference, "test-") {
+		t.Fatalf("the _meta credential %s: %v", out.Credential, err)
+	}
+}
