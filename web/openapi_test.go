@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"reflect"
@@ -569,5 +570,26 @@ func TestOpenAPIWebhooks(t *testing.T) {
 	x, ok := doc.Extensions["x-webhooks"].(map[string]any)
 	if !ok || !strings.Contains(fmt.Sprint(x), "#/components/schemas/WebhookEvent") {
 		t.Errorf("x-webhooks must describe the WebhookEvent body, got %v", doc.Extensions["x-webhooks"])
+	}
+}
+
+// TestOpenAPIJSONIsTheSameDocument: the JSON form (served as /openapi.json
+// by the hosted build) holds every path of the YAML document.
+func TestOpenAPIJSONIsTheSameDocument(t *testing.T) {
+	doc, err := OpenAPIJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(doc)
+	loaded, err := openapi3.NewLoader().LoadFromData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yml, err := openapi3.NewLoader().LoadFromData(OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(loaded.Paths.Map()) != len(yml.Paths.Map()) || loaded.Info.Version != yml.Info.Version {
+		t.Fatalf("JSON form: %d paths, version %s; YAML: %d, %s", len(loaded.Paths.Map()), loaded.Info.Version, len(yml.Paths.Map()), yml.Info.Version)
 	}
 }

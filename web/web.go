@@ -5,7 +5,10 @@ package web
 
 import (
 	"embed"
+	"encoding/json"
 	"io/fs"
+
+	"github.com/goccy/go-yaml"
 )
 
 //go:embed openapi.yaml
@@ -27,4 +30,19 @@ func SwaggerUI() fs.FS {
 		panic(err)
 	}
 	return sub
+}
+
+// OpenAPIJSON returns the OpenAPI document as JSON, decoded into generic
+// maps so a build can annotate it (the hosted build adds x-payment-info for
+// payment clients' discovery at /openapi.json).
+func OpenAPIJSON() (map[string]any, error) {
+	b, err := yaml.YAMLToJSON(openAPI)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }

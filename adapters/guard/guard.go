@@ -45,6 +45,10 @@ type Deps struct {
 	// in InternalHeader on its loopback calls of /api and /mcp; it never
 	// leaves the process, so it opens nothing to anyone else.
 	Internal string
+	// Discovery is the OpenAPI document as JSON with x-payment-info on the
+	// paid operations, served at /openapi.json for payment clients'
+	// discovery (nil: not served).
+	Discovery []byte
 	// Operator tells whether a console request carries a signed-in
 	// operator's session.
 	Operator func(*http.Request) bool
@@ -81,7 +85,7 @@ const (
 func classify(r *http.Request) area {
 	p := r.URL.Path
 	switch {
-	case p == "/healthz" || p == "/openapi.yaml" || p == "/docs" || strings.HasPrefix(p, "/docs/"):
+	case p == "/healthz" || p == "/openapi.yaml" || p == "/openapi.json" || p == "/docs" || strings.HasPrefix(p, "/docs/"):
 		return public
 	case p == "/api" || strings.HasPrefix(p, "/api/"):
 		return api
@@ -103,6 +107,12 @@ func classify(r *http.Request) area {
 // Wrap puts the guard in front of next.
 func (g *Guard) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/openapi.json" && g.d.Discovery != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "public, max-age=300")
+			_, _ = w.Write(g.d.Discovery)
+			return
+		}
 		switch classify(r) {
 		case public, consoleOpen, mcpFree:
 			next.ServeHTTP(w, r)

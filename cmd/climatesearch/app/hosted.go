@@ -3,7 +3,9 @@
 package app
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -19,6 +21,7 @@ import (
 	"github.com/climatesearch/climatesearch/core/access"
 	"github.com/climatesearch/climatesearch/core/payment"
 	"github.com/climatesearch/climatesearch/ports"
+	"github.com/climatesearch/climatesearch/web"
 )
 
 // Hosted tells which build this is: the hosted one puts the guard in front
@@ -39,8 +42,13 @@ type HostedExtras struct {
 // buildParts provides the hosted build's optional parts (none by default;
 // tests decorate them).
 func buildParts() fx.Option {
-	return fx.Provide(func() *HostedExtras { return &HostedExtras{} })
+	return fx.Provide(func() *HostedExtras { return &HostedExtras{Methods: testMethods} })
 }
+
+// testMethods are payment methods compiled in only for the end-to-end tests
+// of the payment flow (-tags hosted,paymenttest; see hosted_paymenttest.go).
+// The hosted binary has none.
+var testMethods []ports.PaymentMethod
 
 // newRoot wraps the API engine (with MCP and the console) in the guard.
 func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, st *badgerstore.Store, log *zap.Logger, extras *HostedExtras, it internalToken) (Root, error) {
@@ -75,6 +83,9 @@ func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, st *badger
 			return Root{}, err
 		}
 		d.Payments = p
+		if d.Discovery, err = discovery(cfg); err != nil {
+			return Root{}, err
+		}
 	}
 	log.Info("hosted build: the guard is on", zap.Bool("keys", d.Keys != nil), zap.Bool("payment", d.Payments != nil),
 		zap.Bool("admin_unlocks_api", cfg.AdminUnlocksAPI))
@@ -102,4 +113,29 @@ func newPayments(cfg config.Config, st *badgerstore.Store, extras *HostedExtras,
 		return nil, fmt.Errorf("SERVICE_PAYMENT_METHOD %s: %w", cfg.PaymentMethod, err)
 	}
 	return svc, nil
+}
+
+// discovery is the OpenAPI document with the price on every paid operation
+// (x-payment-info), for payment clients that discover what a server sells
+// at /openapi.json.
+func discovery(cfg config.Config) ([]byte, error) {
+	doc, err := web.OpenAPIJSON()
+	if err != nil {
+		return nil, err
+	}
+	paths, _ := doc["paths"].(map[string]any)
+	for path, item := range paths {
+		if !strings.HasPrefix(path, "/api/") {
+			continue
+		}
+		ops, _ := item.(map[string]any)
+		for method, op := range ops {
+			if o, ok := op.(map[string]any); ok && method == "get" {
+				o["x-payment-info"] = map[string]any{"amount": cfg.PaymentAmount, "currency": cfg.PaymentCurrency,
+					"intent": "charge", "method": cfg.PaymentMethod, "description": "one call of " + path}
+			}
+		}
+	}
+	doc["x-service-info"] = map[string]any{"categories": []string{"data"}, "docs": map[string]any{"apiReference": "/docs", "homepage": "/"}}
+	return json.Marshal(doc)
 }
