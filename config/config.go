@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -355,6 +356,8 @@ func (c Config) HostedSettings() []string {
 	return out
 }
 
+var evmAddress = regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`)
+
 // ValidateHosted checks what the hosted build needs on top of validate: an
 // admin token, a complete payment setup when payment is offered, one key
 // source at most. The self-hosted build never calls it.
@@ -392,6 +395,11 @@ func (c Config) ValidateHosted() error {
 		return fmt.Errorf("invalid payment setup: set SERVICE_PAYMENT_CURRENCY and SERVICE_PAYMENT_RECIPIENT with SERVICE_PAYMENT_SECRET")
 	}
 	if c.PaymentMethod == "tempo" {
+		for _, a := range []struct{ env, v string }{{"SERVICE_PAYMENT_CURRENCY", c.PaymentCurrency}, {"SERVICE_PAYMENT_RECIPIENT", c.PaymentRecipient}} {
+			if !evmAddress.MatchString(a.v) {
+				return fmt.Errorf("invalid %s %q: the tempo method takes a 0x address of 40 hex digits", c.name(a.env), a.v)
+			}
+		}
 		p, err := url.Parse(c.PaymentRPCURL)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			return fmt.Errorf("invalid %s %q: the tempo method verifies payments through the chain's JSON-RPC endpoint, an absolute http(s) URL", c.name("SERVICE_PAYMENT_RPC_URL"), c.PaymentRPCURL)

@@ -110,12 +110,25 @@ func TestSelfHostedBuildIgnoresHostedSettings(t *testing.T) {
 	if n := strings.Count(p.Stderr.String(), "self-hosted build"); n != 1 {
 		t.Fatalf("the warning appears %d times", n)
 	}
-	resp, err := http.Get(p.URL + "/api/resources")
-	if err != nil {
-		t.Fatal(err)
+	// No guard: credentials are ignored and nothing is charged.
+	for _, auth := range []string{"", "Bearer sk_whatever", "Payment bm90LWEtY3JlZGVudGlhbA"} {
+		req, _ := http.NewRequest(http.MethodGet, p.URL+"/api/resources", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("WWW-Authenticate") != "" || resp.Header.Get("Payment-Receipt") != "" {
+			t.Fatalf("/api/resources with %q in the self-hosted build: %d %v", auth, resp.StatusCode, resp.Header)
+		}
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("/api/resources in the self-hosted build: %d", resp.StatusCode)
+	if resp, err := http.Get(p.URL + "/openapi.json"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != 404 {
+			t.Fatalf("/openapi.json in the self-hosted build: %d", resp.StatusCode)
+		}
 	}
 }

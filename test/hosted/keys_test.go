@@ -26,6 +26,9 @@ func TestHostedRefusesToStartWithoutWhatItNeeds(t *testing.T) {
 		{"two key sources", map[string]string{"SERVICE_API_KEYS_FILE": keys, "SERVICE_UNKEY_ROOT_KEY": "root"}, "choose one source"},
 		{"short payment secret", map[string]string{"SERVICE_PAYMENT_SECRET": "short"}, "at least 32"},
 		{"price without secret", map[string]string{"SERVICE_API_KEYS_FILE": keys, "SERVICE_PAYMENT_AMOUNT": "1000"}, "without SERVICE_PAYMENT_SECRET"},
+		{"tempo without addresses", map[string]string{"SERVICE_PAYMENT_SECRET": paymentSecret, "SERVICE_PAYMENT_AMOUNT": "1000", "SERVICE_PAYMENT_CURRENCY": "USD", "SERVICE_PAYMENT_RECIPIENT": "me", "SERVICE_PAYMENT_RPC_URL": "http://127.0.0.1:9"}, "0x address"},
+		{"tempo without an RPC URL", map[string]string{"SERVICE_PAYMENT_SECRET": paymentSecret, "SERVICE_PAYMENT_AMOUNT": "1000", "SERVICE_PAYMENT_CURRENCY": "0x20c0000000000000000000000000000000000001", "SERVICE_PAYMENT_RECIPIENT": "0x742d35Cc6634C0532925a3b844Bc454e4438f44e"}, "SERVICE_PAYMENT_RPC_URL"},
+		{"a zero price", map[string]string{"SERVICE_PAYMENT_SECRET": paymentSecret, "SERVICE_PAYMENT_AMOUNT": "0"}, "SERVICE_PAYMENT_AMOUNT"},
 		{"a malformed key file", map[string]string{"SERVICE_API_KEYS_FILE": writeFile(t, "acme not-a-hash\n")}, "line 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
