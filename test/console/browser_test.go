@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/climatesearch/climatesearch/test/testbin"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -32,12 +33,12 @@ type browser struct {
 	ctx context.Context // the tab; actions derive a bounded context from it
 
 	mu       sync.Mutex
-	allowed  map[string]bool // hosts the tab may reach: the service's own
-	requests []string        // every URL the tab asked for
-	foreign  []string        // requests to another host
-	problems []problem       // console errors, exceptions, CSP violations, blocked loads
-	docs     []docResponse   // main documents, in order
-	output   *syncBuf        // chromium's own stdout and stderr
+	allowed  map[string]bool     // hosts the tab may reach: the service's own
+	requests []string            // every URL the tab asked for
+	foreign  []string            // requests to another host
+	problems []problem           // console errors, exceptions, CSP violations, blocked loads
+	docs     []docResponse       // main documents, in order
+	output   *testbin.SyncBuffer // chromium's own stdout and stderr
 }
 
 // problem is something the browser reported; URL is set for a failed load.
@@ -63,7 +64,7 @@ func newBrowser(t *testing.T, svc *service, extraHosts ...string) *browser {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("Debian's chromium is not installed at %s (%v): run test/suite.sh, or `apt-get install chromium`", chromiumPath, err)
 	}
-	b := &browser{t: t, svc: svc, allowed: map[string]bool{}, output: &syncBuf{}}
+	b := &browser{t: t, svc: svc, allowed: map[string]bool{}, output: &testbin.SyncBuffer{}}
 	b.allowed[svc.Host] = true
 	for _, h := range extraHosts {
 		b.allowed[h] = true

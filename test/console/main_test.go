@@ -19,12 +19,9 @@
 package consoletest
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -105,25 +102,8 @@ type service struct {
 	cmd    *exec.Cmd
 	URL    string // http://127.0.0.1:port
 	Host   string // 127.0.0.1:port
-	stderr *syncBuf
+	stderr *testbin.SyncBuffer
 	done   chan struct{}
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // nationalResources is the number of live national resources the real
@@ -137,7 +117,7 @@ func startService(t *testing.T, extra map[string]string) *service {
 	t.Helper()
 	up := publisher(t)
 	for attempt := 0; ; attempt++ {
-		addr := freeAddr(t)
+		addr := testbin.FreeAddr(t)
 		env := map[string]string{
 			"SERVICE_ADDR":            addr,
 			"SERVICE_DATA_DIR":        t.TempDir(),
@@ -152,7 +132,7 @@ func startService(t *testing.T, extra map[string]string) *service {
 		for k, v := range extra {
 			env[k] = v
 		}
-		s := &service{t: t, URL: "http://" + addr, Host: addr, stderr: &syncBuf{}, done: make(chan struct{})}
+		s := &service{t: t, URL: "http://" + addr, Host: addr, stderr: &testbin.SyncBuffer{}, done: make(chan struct{})}
 		s.cmd = exec.Command(binPath)
 		s.cmd.Dir = repoRoot
 		for _, kv := range os.Environ() {
@@ -193,16 +173,6 @@ func startService(t *testing.T, extra map[string]string) *service {
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func (s *service) exited() bool {
 	select {
 	case <-s.done:
@@ -212,22 +182,7 @@ func (s *service) exited() bool {
 	}
 }
 
-func (s *service) waitHealthy() error {
-	c := &http.Client{Timeout: 2 * time.Second}
-	for deadline := time.Now().Add(patience); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if s.exited() {
-			return errors.New("the process exited")
-		}
-		if resp, err := c.Get(s.URL + "/healthz"); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-	}
-	return errors.New("no 200 from /healthz within the safety limit")
-}
+func (s *service) waitHealthy() error { return testbin.WaitHealthy(s.URL, s.done, patience) }
 
 // waitNational polls the national listing until the boot ingest has stored
 // the real catalog.
@@ -322,10 +277,4 @@ func axeSource(t *testing.T) string {
 	return string(b)
 }
 
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = append([]string{fmt.Sprintf("... (%d earlier lines)", len(lines)-n)}, lines[len(lines)-n:]...)
-	}
-	return strings.Join(lines, "\n")
-}
+func tail(s string, n int) string { return testbin.Tail(s, n) }

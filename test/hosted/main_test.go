@@ -6,16 +6,13 @@
 package hosted
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -42,40 +39,12 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// syncBuf collects a process's stderr.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type proc struct {
 	URL    string
 	cmd    *exec.Cmd
-	stderr *syncBuf
+	stderr *testbin.SyncBuffer
 	done   chan struct{}
 	code   int
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // baseEnv runs the binary offline: no boot ingest (the demo snapshot is not
@@ -94,13 +63,13 @@ func baseEnv(t *testing.T) map[string]string {
 // spawn runs the binary with exactly env (plus PATH and HOME).
 func spawn(t *testing.T, env map[string]string) *proc {
 	t.Helper()
-	addr := freePort(t)
+	addr := testbin.FreeAddr(t)
 	cmd := exec.Command(binPath, "-addr", addr)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	p := &proc{URL: "http://" + addr, cmd: cmd, stderr: &syncBuf{}, done: make(chan struct{})}
+	p := &proc{URL: "http://" + addr, cmd: cmd, stderr: &testbin.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -118,7 +87,7 @@ func spawn(t *testing.T, env map[string]string) *proc {
 			_ = cmd.Process.Kill()
 		}
 		if t.Failed() {
-			t.Logf("stderr:\n%s", tail(p.stderr.String(), 30))
+			t.Logf("stderr:\n%s", testbin.Tail(p.stderr.String(), 30))
 		}
 	})
 	return p
@@ -128,24 +97,10 @@ func spawn(t *testing.T, env map[string]string) *proc {
 func start(t *testing.T, env map[string]string) *proc {
 	t.Helper()
 	p := spawn(t, env)
-	deadline := time.Now().Add(patience)
-	for {
-		select {
-		case <-p.done:
-			t.Fatalf("the hosted binary exited with %d:\n%s", p.code, tail(p.stderr.String(), 20))
-		default:
-		}
-		if resp, err := http.Get(p.URL + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not healthy within the safety limit:\n%s", tail(p.stderr.String(), 20))
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := testbin.WaitHealthy(p.URL, p.done, patience); err != nil {
+		t.Fatalf("the hosted binary is not healthy: %v\n%s", err, testbin.Tail(p.stderr.String(), 20))
 	}
+	return p
 }
 
 // exit waits for a process that must stop on its own and returns its code.
@@ -158,14 +113,6 @@ func (p *proc) exit(t *testing.T) int {
 		t.Fatal("the process did not exit")
 	}
 	return -1
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // answer is what a client got.
