@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/climatesearch/climatesearch/test/testbin"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,6 +19,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/climatesearch/climatesearch/test/testbin"
 )
 
 // chromiumPath is Debian's chromium, the browser the tests drive.
