@@ -17,8 +17,10 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"mime"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -167,14 +169,9 @@ func (c *Console) staticFile(g *gin.Context) {
 		g.AbortWithStatus(http.StatusNotFound)
 		return
 	}
-	ct := "application/octet-stream"
-	switch {
-	case strings.HasSuffix(name, ".css"):
-		ct = "text/css; charset=utf-8"
-	case strings.HasSuffix(name, ".js"):
-		ct = "text/javascript; charset=utf-8"
-	case strings.HasSuffix(name, ".svg"):
-		ct = "image/svg+xml"
+	ct := mime.TypeByExtension(path.Ext(name))
+	if ct == "" {
+		ct = "application/octet-stream"
 	}
 	g.Header("Cache-Control", "public, max-age=3600")
 	g.Data(http.StatusOK, ct, b)

@@ -465,8 +465,10 @@ func TestConsolePagesStayUnder200KB(t *testing.T) {
 	assets := 0
 	for _, a := range []string{"/console/static/console.css", "/console/static/console.js"} {
 		p := b.get(a)
-		if p.Status != 200 {
-			t.Fatalf("%s: %d", a, p.Status)
+		ct := p.Header.Get("Content-Type")
+		if p.Status != 200 || !(strings.HasPrefix(ct, "text/css") || strings.HasPrefix(ct, "text/javascript") || strings.HasPrefix(ct, "application/javascript")) ||
+			p.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("%s: %d %s", a, p.Status, ct)
 		}
 		assets += len(p.Body)
 	}
