@@ -83,17 +83,17 @@ start() { # $1 data dir; sets PID
 		SERVICE_LOG_LEVEL=warn SERVICE_LOG_FORMAT=json "$BIN" >>"$WORK/server.log" 2>&1 &
 	PID=$!
 }
-wait_healthy() { # $1 cap in s; prints seconds or "exit N after S s" / "not healthy within N s"
-	local t0 now
+wait_healthy() { # $1 cap in s; sets HEALTH to "S s", "never: exit N after S s" or "did not start within N s"; fails unless healthy
+	local t0 now rc
 	t0=$(date +%s.%N)
 	while :; do
 		now=$(date +%s.%N)
-		if curl -fs -o /dev/null "http://$ADDR/healthz"; then awk -v a="$t0" -v b="$now" 'BEGIN{printf "%.2f s\n", b-a}'; return 0; fi
+		if curl -fs -o /dev/null "http://$ADDR/healthz"; then HEALTH=$(awk -v a="$t0" -v b="$now" 'BEGIN{printf "%.2f s", b-a}'); return 0; fi
 		if ! kill -0 "$PID" 2>/dev/null; then
-			local rc=0; wait "$PID" || rc=$?; PID=
-			awk -v a="$t0" -v b="$now" -v rc="$rc" 'BEGIN{printf "never: exit %d after %.1f s\n", rc, b-a}'; return 1
+			rc=0; wait "$PID" || rc=$?; PID=
+			HEALTH=$(awk -v a="$t0" -v b="$now" -v rc="$rc" 'BEGIN{printf "never: exit %d after %.1f s", rc, b-a}'); return 1
 		fi
-		if awk -v a="$t0" -v b="$now" -v c="$1" 'BEGIN{exit !(b-a>c)}'; then echo "did not start within $1 s"; return 1; fi
+		if awk -v a="$t0" -v b="$now" -v c="$1" 'BEGIN{exit !(b-a>c)}'; then HEALTH="did not start within $1 s"; return 1; fi
 		sleep 0.05
 	done
 }
@@ -117,7 +117,7 @@ for N in $SIZES; do
 	for v in 1 2 3 4 5; do "$WORK/scalegen" -n 1 -from $K -seed "$SEED" -variant $v >"$WORK/one/changed-$v.json"; done
 
 	start "$WORK/data"
-	boot=$(wait_healthy 30) || { echo "N=$N: empty store did not start: $boot" | tee -a "$REPORT"; continue; }
+	wait_healthy 30 || { echo "N=$N: empty store did not start: $HEALTH" | tee -a "$REPORT"; stop; continue; }
 	MAXRSS=$WORK/maxrss; echo 0 >"$MAXRSS"
 	( m=0; while :; do r=$(status "$PID" VmRSS); [ "${r:-0}" -gt "$m" ] && { m=$r; echo "$m" >"$MAXRSS"; }; sleep 0.2; done ) &
 	SAMPLER=$!
@@ -145,7 +145,8 @@ for N in $SIZES; do
 	stop
 	du=$(du -sh "$WORK/data" | cut -f1)
 	start "$WORK/data"
-	restart=$(wait_healthy "$RESTART_CAP") || true
+	wait_healthy "$RESTART_CAP" || true
+	restart=$HEALTH
 	rss_restart=$( [ -n "$PID" ] && status "$PID" VmHWM || echo 0)
 	stop
 	{

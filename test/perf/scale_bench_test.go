@@ -1,0 +1,139 @@
+package perf
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/test/perf/synth"
+	"github.com/climatesearch/climatesearch/test/shareddata"
+)
+
+// BenchmarkScale loads SCALE_N (default 10000) synthetic national resources
+// (test/perf/synth, seed 1, the resources test/perf/scale.sh loads) through
+// POST /admin/resources in batches of 10,000 into the real app (hash
+// embedder, as the binary's default), then times on that catalog:
+//
+//	one-changed   a one-resource batch whose A1-A3 values changed
+//	unchanged     a one-resource batch identical to the stored resource
+//	search        GET /api/search?q=spånskiva
+//	hybrid        GET /api/search?q=spånskiva&vector=true
+//
+// The load itself is not a sub-benchmark (it is reported once as
+// load-resources/s on the parent). With SCALE_PROFILE=DIR every
+// sub-benchmark writes DIR/<name>.cpu (CPU profile of its timed loop only,
+// not of the load) and DIR/<name>.heap (heap profile after its loop), which
+// the process-wide -cpuprofile cannot separate:
+//
+//	SCALE_N=100000 SCALE_PROFILE=/tmp/prof go test -run '^$' -bench Scale -benchtime 20x -timeout 30m ./test/perf/
+//	go tool pprof -top /tmp/prof/one-changed.cpu
+func BenchmarkScale(b *testing.B) {
+	n := 10000
+	if s := os.Getenv("SCALE_N"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			b.Fatalf("SCALE_N=%q", s)
+		}
+		n = v
+	}
+	profDir := os.Getenv("SCALE_PROFILE")
+	gen, err := synth.New(shareddata.Root(b), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, stop := bootEnv(b, upstream(b), map[string]string{"SERVICE_EMBEDDER": "hash"})
+	defer stop()
+	post := func(batch core.ResourceBatch) core.IngestResult {
+		body, err := json.Marshal(batch)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req := httptest.NewRequest(http.MethodPost, "/admin/resources", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("POST /admin/resources: %d %.300s", rec.Code, rec.Body.String())
+		}
+		var res core.IngestResult
+		if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
+			b.Fatal(err)
+		}
+		return res
+	}
+	start := time.Now()
+	for from := 0; from < n; from += core.MaxBatchResources {
+		post(gen.Batch(from, min(core.MaxBatchResources, n-from), 0))
+	}
+	loadRate := float64(n) / time.Now().Sub(start).Seconds()
+	b.Logf("loaded %d resources at %.0f resources/s", n, loadRate)
+
+	k := n / 2
+	variant := 0
+	profile := func(b *testing.B, name string, loop func()) {
+		b.ReportAllocs()
+		var f *os.File
+		if profDir != "" {
+			if err := os.MkdirAll(profDir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if f, err = os.Create(filepath.Join(profDir, name+".cpu")); err != nil {
+				b.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for b.Loop() {
+			loop()
+		}
+		if f != nil {
+			pprof.StopCPUProfile()
+			f.Close()
+			runtime.GC()
+			hf, err := os.Create(filepath.Join(profDir, name+".heap"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := pprof.WriteHeapProfile(hf); err != nil {
+				b.Fatal(err)
+			}
+			hf.Close()
+		}
+		b.ReportMetric(float64(n), "catalog")
+	}
+	b.Run("one-changed", func(b *testing.B) {
+		profile(b, "one-changed", func() {
+			variant++
+			if res := post(gen.Batch(k, 1, variant)); res.Upserted != 1 {
+				b.Fatalf("changed batch: %+v", res)
+			}
+		})
+	})
+	b.Run("unchanged", func(b *testing.B) {
+		same := gen.Batch(k, 1, variant)
+		post(same)
+		profile(b, "unchanged", func() {
+			if res := post(same); res.Unchanged != 1 {
+				b.Fatalf("unchanged batch: %+v", res)
+			}
+		})
+	})
+	for _, c := range []struct{ name, target string }{
+		{"search", "/api/search?q=sp%C3%A5nskiva"},
+		{"hybrid", "/api/search?q=sp%C3%A5nskiva&vector=true"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			profile(b, c.name, func() { call(b, h, http.MethodGet, c.target) })
+		})
+	}
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# test/perf/throughput.sh: the service's throughput next to a gin hello-world
+# on the same cores in the same run (docs/PERFORMANCE.md section 12).
+#
+#   test/perf/throughput.sh                       # 3 rounds of 10 s each
+#   ROUNDS=5 DURATION=15s test/perf/throughput.sh
+#
+# It builds the binary and test/perf/helloworld (gin from go.mod, release
+# mode, Recovery, no logger) from the last commit (git archive HEAD;
+# SOURCE=worktree for the working tree), serves the real exports with
+# `python3 -m http.server` as the publisher stand-in (02.06.000-sv-se.json
+# as .../latest/sv/json, 02.07.000-en-gb.json as .../latest/en/json, the
+# workbooks 404), starts the service with the boot ingest (235 resources,
+# default settings otherwise: hash embedder, log level warn) and waits for
+# the 235, then runs interleaved rounds of `wrk -t2 -c16 -d$DURATION`
+# (after a $WARMUP warm-up of each target) on
+#   hello   GET /                                    (helloworld)
+#   search  GET /api/search?q=spånskiva              (service)
+#   lookup  GET /api/resources/national:6000000000   (service)
+# in the order hello, search, lookup, hello, ... and prints req/s per round,
+# the medians, and each endpoint's median ratio to hello-world's median.
+# Both servers stay up for the whole run; wrk shares the 2 cores with the
+# server it loads (the other server is idle).
+# Ports: 18530 (publisher), 18531 (service), 18532 (helloworld), loopback.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+REPO=$(pwd)
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-10s}
+WARMUP=${WARMUP:-3s}
+SOURCE=${SOURCE:-head}
+SHARED=$(cd "${CLIMATESEARCH_SHARED:-$REPO/../shared}" && pwd)
+UP_PORT=18530 SVC_PORT=18531 HW_PORT=18532
+WORK=$(mktemp -d /tmp/climatesearch-throughput.XXXXXX)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	[ "${KEEP:-0}" = 1 ] && echo "kept $WORK" >&2 || rm -rf "$WORK"
+}
+trap cleanup EXIT
+log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
+command -v wrk >/dev/null || { log "installing wrk"; apt-get install -y wrk >/dev/null; }
+
+if [ "$SOURCE" = worktree ]; then SRC=$REPO; else
+	mkdir "$WORK/src" && git archive HEAD | tar -x -C "$WORK/src" && SRC=$WORK/src
+fi
+log "building ($SOURCE, $(git rev-parse --short HEAD))"
+(cd "$SRC" && go build -o "$WORK/climatesearch" ./cmd/climatesearch && go build -o "$WORK/helloworld" ./test/perf/helloworld)
+
+UP_DIR=$WORK/publisher/api/Klimat/v2/GetAllResources/latest
+mkdir -p "$UP_DIR/sv" "$UP_DIR/en"
+cp "$SHARED/data/boverket/02.06.000-sv-se.json" "$UP_DIR/sv/json"
+cp "$SHARED/data/boverket/02.07.000-en-gb.json" "$UP_DIR/en/json"
+python3 -m http.server --bind 127.0.0.1 $UP_PORT --directory "$WORK/publisher" >"$WORK/publisher.log" 2>&1 &
+PIDS+=($!)
+UP=http://127.0.0.1:$UP_PORT
+for _ in $(seq 100); do curl -fs -o /dev/null "$UP/api/Klimat/v2/GetAllResources/latest/sv/json" && break; sleep 0.1; done
+
+env SERVICE_ADDR=127.0.0.1:$SVC_PORT SERVICE_DATA_DIR="$WORK/data" SERVICE_UPSTREAM_URL=$UP \
+	SERVICE_EXCEL_URL_SV=$UP/missing-sv.xlsx SERVICE_EXCEL_URL_EN=$UP/missing-en.xlsx SERVICE_INGEST_INTERVAL=0 \
+	SERVICE_LOG_LEVEL=warn SERVICE_LOG_FORMAT=json "$WORK/climatesearch" >"$WORK/service.log" 2>&1 &
+PIDS+=($!)
+"$WORK/helloworld" -addr 127.0.0.1:$HW_PORT >"$WORK/helloworld.log" 2>&1 &
+PIDS+=($!)
+SVC=http://127.0.0.1:$SVC_PORT
+n=0
+for _ in $(seq 600); do
+	n=$(curl -fs "$SVC/api/resources" 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["resources"]))' 2>/dev/null || echo 0)
+	[ "$n" -ge 235 ] && break
+	sleep 0.1
+done
+[ "$n" -ge 235 ] || { log "service holds $n resources, want 235"; tail -5 "$WORK/service.log" >&2; exit 1; }
+curl -fs -o /dev/null "http://127.0.0.1:$HW_PORT/" || { log "helloworld not up"; exit 1; }
+
+declare -A URL=([hello]="http://127.0.0.1:$HW_PORT/" [search]="$SVC/api/search?q=sp%C3%A5nskiva"
+	[lookup]="$SVC/api/resources/national:6000000000")
+NAMES=(hello search lookup)
+for k in "${NAMES[@]}"; do
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "${URL[$k]}")" = 200 ] || { log "$k: not 200"; exit 1; }
+	wrk -t2 -c16 -d"$WARMUP" "${URL[$k]}" >/dev/null
+done
+declare -A RPS
+echo "throughput.sh $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) source $SOURCE, $(nproc) cores, wrk -t2 -c16 -d$DURATION, $ROUNDS interleaved rounds, load before $(cut -d' ' -f1-3 /proc/loadavg)"
+for r in $(seq "$ROUNDS"); do
+	line="round $r:"
+	for k in "${NAMES[@]}"; do
+		out=$(wrk -t2 -c16 -d"$DURATION" "${URL[$k]}")
+		if grep -q 'Non-2xx' <<<"$out"; then log "$k: non-2xx answers: $(grep Non-2xx <<<"$out")"; fi
+		rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+		RPS[$k]+="$rps "
+		line+=" $k $rps"
+	done
+	echo "$line"
+done
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+HM=$(median <<<"${RPS[hello]}")
+for k in "${NAMES[@]}"; do
+	m=$(median <<<"${RPS[$k]}")
+	printf '%-7s median %9.0f req/s  ratio to hello-world %.2f   (rounds: %s)\n' "$k" "$m" "$(awk -v a="$m" -v b="$HM" 'BEGIN{print a/b}')" "${RPS[$k]}"
+done
+echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
