@@ -97,7 +97,7 @@ wait_healthy() { # $1 cap in s; sets HEALTH to "S s", "never: exit N after S s" 
 		sleep 0.05
 	done
 }
-stop() { [ -n "$PID" ] && { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; PID=; }; }
+stop() { if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; PID=; fi; }
 post() { curl -s -o "$WORK/post.out" -w '%{http_code} %{time_total}\n' -H 'Content-Type: application/json' --data-binary @"$1" "http://$ADDR/admin/resources"; }
 wrk_lat() { # $1 query suffix; prints "p50 / p99 ms (req/s)"
 	QSUFFIX=$1 wrk -t1 -c1 -d"$LAT_DURATION" --latency -s "$WORK/queries.lua" "http://$ADDR" >"$WORK/wrk.out" 2>&1
