@@ -1,7 +1,6 @@
 package blugeindex
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/climatesearch/climatesearch/core"
@@ -77,14 +76,17 @@ func thesaurusOf(r *core.Resource, langs map[core.Lang]*langLex) (entries []lang
 	return entries, heads
 }
 
-// add records the synonym entries and name heads of one resource; resources
-// are added in key order.
+// add records the synonym entries and name heads of one resource; each
+// resource is added once, in key order. So a resource already in an entry's
+// list is its last element (it repeated the phrase): checking that one
+// instead of the whole list keeps a rebuild linear when thousands of
+// resources share a synonym.
 func (th *thesaurus) add(k core.Key, d *docAnalysis) {
 	for _, e := range d.synonyms {
 		if th.entries[e.lang] == nil {
 			th.entries[e.lang] = map[string][]core.Key{}
 		}
-		if ks := th.entries[e.lang][e.phrase]; !slices.Contains(ks, k) {
+		if ks := th.entries[e.lang][e.phrase]; len(ks) == 0 || ks[len(ks)-1] != k {
 			th.entries[e.lang][e.phrase] = append(ks, k)
 		}
 	}
