@@ -238,11 +238,7 @@ func (s *Service) applyMode(ctx context.Context, rel core.Release, started time.
 func (s *Service) applyLocked(ctx context.Context, rel core.Release, started time.Time, dryRun bool) (core.IngestResult, error) {
 	cat := rel.Catalog
 	info := core.CatalogInfo(cat)
-	existing := map[string]ports.StoredResource{}
-	err := s.store.Scan(ctx, cat, func(sr ports.StoredResource) error {
-		existing[sr.Resource.ID] = sr
-		return nil
-	})
+	existing, err := s.existing(ctx, rel)
 	if err != nil {
 		return core.IngestResult{}, core.Unavailablef(err, "store unavailable")
 	}
@@ -375,6 +371,30 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 		s.publish(ctx, ev) // already stored: this schedules the delivery
 	}
 	return res, nil
+}
+
+// existing reads the stored resources the diff needs: the whole catalog for
+// a complete release (what it lacks is withdrawn), only the release's own
+// ids for a partial one (a batch or a file), so a small batch costs its size,
+// not the catalog's.
+func (s *Service) existing(ctx context.Context, rel core.Release) (map[string]ports.StoredResource, error) {
+	out := map[string]ports.StoredResource{}
+	if rel.Complete {
+		err := s.store.Scan(ctx, rel.Catalog, func(sr ports.StoredResource) error {
+			out[sr.Resource.ID] = sr
+			return nil
+		})
+		return out, err
+	}
+	keys := make([]core.Key, 0, len(rel.Resources))
+	for _, r := range rel.Resources {
+		keys = append(keys, core.Key{Catalog: rel.Catalog, ID: core.CleanText(r.ID)})
+	}
+	srs, err := s.store.GetMany(ctx, keys)
+	for _, sr := range srs {
+		out[sr.Resource.ID] = sr
+	}
+	return out, err
 }
 
 // changedEvent describes an applied ingest: its counts and the first
