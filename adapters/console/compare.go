@@ -145,12 +145,12 @@ func conversionUsed(r core.Resource, unit string) string {
 	}
 	var used []string
 	for k, v := range r.Conversions {
-		num, den, ok := strings.Cut(k, "/")
+		top, den, ok := strings.Cut(k, "/")
 		if !ok {
 			continue
 		}
-		if (num == unit && den == r.Unit) || (num == r.Unit && den == unit) {
-			used = append(used, fmt.Sprintf("%s = %s", k, numf(v)))
+		if (top == unit && den == r.Unit) || (top == r.Unit && den == unit) {
+			used = append(used, fmt.Sprintf("%s = %s", k, num(v)))
 		}
 	}
 	if len(used) == 0 {
@@ -158,5 +158,3 @@ func conversionUsed(r core.Resource, unit string) string {
 	}
 	return fmt.Sprintf("restated from %s to %s with %s", r.Unit, unit, strings.Join(used, ", "))
 }
-
-func numf(v float64) string { return num(v) }

@@ -42,7 +42,7 @@ func (c *Console) connect(g *gin.Context) {
 	}{{"", mcpURL, "streamable HTTP (/mcp)"}, {"-sse", sseURL, "legacy SSE (/mcp/sse)"}} {
 		sse := t.suffix != ""
 		name := "climatesearch"
-		vsType, cursorKey := "http", "url"
+		vsType := "http"
 		if sse {
 			vsType = "sse"
 		}
@@ -54,7 +54,7 @@ func (c *Console) connect(g *gin.Context) {
 			clientConfig{ID: "vscode" + t.suffix, Name: "VS Code, " + t.label, Where: ".vscode/mcp.json",
 				Text: pretty(srv{"servers": srv{name: srv{"type": vsType, "url": t.url}}})},
 			clientConfig{ID: "cursor" + t.suffix, Name: "Cursor, " + t.label, Where: "~/.cursor/mcp.json or .cursor/mcp.json",
-				Text: pretty(srv{"mcpServers": srv{name: srv{cursorKey: t.url}}})},
+				Text: pretty(srv{"mcpServers": srv{name: srv{"url": t.url}}})},
 		)
 		if !sse {
 			p.Clients = append(p.Clients, clientConfig{ID: "codex", Name: "Codex, " + t.label, Where: "~/.codex/config.toml",

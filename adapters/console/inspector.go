@@ -46,7 +46,7 @@ type answer struct {
 	Error string
 }
 
-func (c *Console) inspect(g *gin.Context, f queryForm, _ core.SearchResponse) *inspection {
+func (c *Console) inspect(g *gin.Context, f queryForm) *inspection {
 	ctx, cancel := context.WithTimeout(g, inspectTimeout)
 	defer cancel()
 	self := c.d.SelfURL()

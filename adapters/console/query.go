@@ -41,8 +41,6 @@ type queryPage struct {
 	MaxQuery   int
 }
 
-func urlQueryEscape(s string) string { return url.QueryEscape(s) }
-
 func refererPath(ref string) string {
 	u, err := url.Parse(ref)
 	if err != nil {
@@ -150,7 +148,7 @@ func (c *Console) query(g *gin.Context) {
 	p.CurlREST = "curl -s '" + base + p.RESTURL + "'"
 	p.MCPRequest = mcpSearchRequest(f)
 	if f.Inspect {
-		p.Inspector = c.inspect(g, f, resp)
+		p.Inspector = c.inspect(g, f)
 	}
 	c.render(g, status, "query", p)
 }

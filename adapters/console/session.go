@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -104,7 +105,7 @@ func (c *Console) requireAdmin(g *gin.Context) {
 			next = refererPath(ref)
 		}
 	}
-	redirect(g, "/signin?next="+urlQueryEscape(next))
+	redirect(g, "/signin?next="+url.QueryEscape(next))
 }
 
 type signinPage struct {

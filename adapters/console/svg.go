@@ -3,6 +3,7 @@ package console
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/climatesearch/climatesearch/core"
 )
@@ -203,7 +204,7 @@ func num(v float64) string {
 	if a >= 1e-3 && a < 1e7 {
 		s := strconv.FormatFloat(v, 'f', max(0, 3-int(math.Floor(math.Log10(a)))), 64)
 		// trim trailing zeros of the fraction
-		if dot := indexByte(s, '.'); dot >= 0 {
+		if dot := strings.IndexByte(s, '.'); dot >= 0 {
 			for s[len(s)-1] == '0' {
 				s = s[:len(s)-1]
 			}
@@ -214,13 +215,4 @@ func num(v float64) string {
 		return s
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
-}
-
-func indexByte(s string, b byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == b {
-			return i
-		}
-	}
-	return -1
 }

@@ -65,7 +65,6 @@ var funcs = template.FuncMap{
 	"add":            func(a, b int) int { return a + b },
 	"addf":           func(a, b float64) float64 { return a + b },
 	"subf":           func(a, b float64) float64 { return a - b },
-	"sub":            func(a, b float64) float64 { return a - b },
 	"plural":         plural,
 	"impactName":     impactName,
 	"conversionUsed": conversionUsed,

@@ -11,3 +11,9 @@
 // self-hosted binary has no guard code path. docs/HOSTED.md describes the
 // wire format of every answer.
 package guard
+
+// InternalHeader carries the per-process token with which the console's
+// inspector calls its own /api and /mcp through the guard (Deps.Internal).
+// It is here, outside the hosted-only files, so the wiring of both builds
+// names one header.
+const InternalHeader = "X-Climatesearch-Internal"

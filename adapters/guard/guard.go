@@ -201,9 +201,6 @@ func toolCalls(body []byte) []string {
 	return out
 }
 
-// InternalHeader carries Deps.Internal.
-const InternalHeader = "X-Climatesearch-Internal"
-
 // admit applies the decision order to a charged call and answers the
 // refusal itself; true lets the call through.
 func (g *Guard) admit(w http.ResponseWriter, r *http.Request, call core.Call) bool {

@@ -184,12 +184,9 @@ func (s *Service) Browse(ctx context.Context, f core.ResourceFilter) (core.Resou
 	if len(catalogs) == 0 {
 		catalogs = core.Catalogs
 	}
-	var hashes map[core.Key]string
-	if s.embedderID != "" {
-		var err error
-		if hashes, err = s.vectorHashes(ctx); err != nil {
-			return core.ResourcePage{}, err
-		}
+	hashes, err := s.vectorHashes(ctx)
+	if err != nil {
+		return core.ResourcePage{}, err
 	}
 	text := strings.ToLower(strings.TrimSpace(f.Text))
 	category := strings.TrimSpace(f.Category)

@@ -27,7 +27,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -70,29 +69,9 @@ func run(m *testing.M) int {
 
 // --- the publisher stand-in --------------------------------------------------
 
-var (
-	exportsOnce sync.Once
-	sv0206      []byte
-	en0207      []byte
-)
-
 // publisher is a stand-in of the national catalog's publisher serving the
 // real 02.06 sv and 02.07 en exports; its workbooks fail.
-func publisher(t *testing.T) *boverkettest.Server {
-	t.Helper()
-	exportsOnce.Do(func() {
-		sv0206 = boverkettest.LoadExport(t, boverkettest.Export0206SV)
-		en0207 = boverkettest.LoadExport(t, boverkettest.Export0207EN)
-	})
-	if sv0206 == nil || en0207 == nil {
-		t.Fatal("loading the real exports failed in an earlier test")
-	}
-	up := boverkettest.NewServer(t)
-	up.SetJSON("sv", sv0206)
-	up.SetJSON("en", en0207)
-	up.FailExcel(http.StatusNotFound)
-	return up
-}
+func publisher(t *testing.T) *boverkettest.Server { return boverkettest.RealJSONPublisher(t) }
 
 // --- the compiled binary -------------------------------------------------------
 

@@ -24,7 +24,10 @@ const (
 	adminToken = "hosted-admin-token-0123456789abcdef"
 )
 
-var binPath string
+var (
+	binPath        string // -tags hosted
+	paymentBinPath string // -tags hosted,paymenttest: adds the test payment method
+)
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
@@ -35,7 +38,13 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer cleanup()
-	binPath = bin
+	pbin, _, pcleanup, err := testbin.BuildTags("hosted", "paymenttest")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hosted tests:", err)
+		return 1
+	}
+	defer pcleanup()
+	binPath, paymentBinPath = bin, pbin
 	return m.Run()
 }
 
@@ -61,10 +70,13 @@ func baseEnv(t *testing.T) map[string]string {
 }
 
 // spawn runs the binary with exactly env (plus PATH and HOME).
-func spawn(t *testing.T, env map[string]string) *proc {
+func spawn(t *testing.T, env map[string]string) *proc { return spawnBin(t, binPath, env) }
+
+// spawnBin runs bin with exactly env (plus PATH and HOME).
+func spawnBin(t *testing.T, bin string, env map[string]string) *proc {
 	t.Helper()
 	addr := testbin.FreeAddr(t)
-	cmd := exec.Command(binPath, "-addr", addr)
+	cmd := exec.Command(bin, "-addr", addr)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -94,9 +106,12 @@ func spawn(t *testing.T, env map[string]string) *proc {
 }
 
 // start spawns the binary and waits until /healthz answers.
-func start(t *testing.T, env map[string]string) *proc {
+func start(t *testing.T, env map[string]string) *proc { return startBin(t, binPath, env) }
+
+// startBin spawns bin and waits until /healthz answers.
+func startBin(t *testing.T, bin string, env map[string]string) *proc {
 	t.Helper()
-	p := spawn(t, env)
+	p := spawnBin(t, bin, env)
 	if err := testbin.WaitHealthy(p.URL, p.done, patience); err != nil {
 		t.Fatalf("the hosted binary is not healthy: %v\n%s", err, testbin.Tail(p.stderr.String(), 20))
 	}

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/climatesearch/climatesearch/test/testbin"
 )
 
 const paymentSecret = "hosted-payment-secret-0123456789abcdef"
@@ -33,29 +31,10 @@ func paymentEnv(t *testing.T) map[string]string {
 	return env
 }
 
-var paymentBin struct {
-	path string
-	err  error
-}
-
-// startPaymentBinary builds (once) and runs the -tags hosted,paymenttest binary.
+// startPaymentBinary runs the -tags hosted,paymenttest binary.
 func startPaymentBinary(t *testing.T) *proc {
 	t.Helper()
-	if paymentBin.path == "" && paymentBin.err == nil {
-		bin, _, cleanup, err := testbin.BuildTags("hosted", "paymenttest")
-		paymentBin.path, paymentBin.err = bin, err
-		if err == nil {
-			t.Cleanup(func() {}) // the binary lives in a temp dir for the whole run
-			_ = cleanup
-		}
-	}
-	if paymentBin.err != nil {
-		t.Fatal(paymentBin.err)
-	}
-	saved := binPath
-	binPath = paymentBin.path
-	defer func() { binPath = saved }()
-	return start(t, paymentEnv(t))
+	return startBin(t, paymentBinPath, paymentEnv(t))
 }
 
 // mppxReport is what test/payment/client.mjs prints.

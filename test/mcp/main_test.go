@@ -24,7 +24,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -116,55 +115,18 @@ func runNode(t *testing.T, script []string, args ...string) cmdResult {
 
 // --- The compiled binary ------------------------------------------------------
 
-var (
-	exportsOnce sync.Once
-	sv0206      []byte
-	en0207      []byte
-)
-
 // publisher is a stand-in of the national catalog's publisher serving the
 // real 02.06 sv and 02.07 en exports.
-func publisher(t *testing.T) *boverkettest.Server {
-	t.Helper()
-	exportsOnce.Do(func() {
-		sv0206 = boverkettest.LoadExport(t, boverkettest.Export0206SV)
-		en0207 = boverkettest.LoadExport(t, boverkettest.Export0207EN)
-	})
-	if sv0206 == nil || en0207 == nil {
-		t.Fatal("loading the real exports failed in an earlier test")
-	}
-	up := boverkettest.NewServer(t)
-	up.SetJSON("sv", sv0206)
-	up.SetJSON("en", en0207)
-	up.FailExcel(http.StatusNotFound)
-	return up
-}
+func publisher(t *testing.T) *boverkettest.Server { return boverkettest.RealJSONPublisher(t) }
 
 // proc is one run of the binary.
 type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	URL    string
-	stderr *syncBuf
+	stderr *testbin.SyncBuffer
 	done   chan struct{}
 	code   int
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startBinary runs the binary on a free port against a publisher stand-in,
@@ -188,7 +150,7 @@ func startBinary(t *testing.T, extra map[string]string) *proc {
 		for k, v := range extra {
 			env[k] = v
 		}
-		p := &proc{t: t, URL: "http://" + addr, stderr: &syncBuf{}, done: make(chan struct{})}
+		p := &proc{t: t, URL: "http://" + addr, stderr: &testbin.SyncBuffer{}, done: make(chan struct{})}
 		p.cmd = exec.Command(binPath)
 		p.cmd.Dir = repoRoot
 		for _, kv := range os.Environ() {

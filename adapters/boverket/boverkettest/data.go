@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/xuri/excelize/v2"
@@ -272,4 +274,28 @@ func workbookRow(r wbResource, num func(*float64) any) []any {
 		num(typical), num(conservative), num(a4), num(a51),
 		num(r.WasteFactor), num(convFactor), convUnit, str(r.Synonyms),
 		str(r.TechnologyDescriptionAndIncludedProcesses), str(r.Version)}
+}
+
+var realJSON struct {
+	once   sync.Once
+	sv, en []byte
+}
+
+// RealJSONPublisher starts a stand-in serving the real 02.06 sv and 02.07
+// en exports (read once per test binary) whose workbooks fail, so the
+// service ingests the JSON and never falls back.
+func RealJSONPublisher(tb testing.TB) *Server {
+	tb.Helper()
+	realJSON.once.Do(func() {
+		realJSON.sv = LoadExport(tb, Export0206SV)
+		realJSON.en = LoadExport(tb, Export0207EN)
+	})
+	if realJSON.sv == nil || realJSON.en == nil {
+		tb.Fatal("loading the real exports failed in an earlier test")
+	}
+	up := NewServer(tb)
+	up.SetJSON("sv", realJSON.sv)
+	up.SetJSON("en", realJSON.en)
+	up.FailExcel(http.StatusNotFound)
+	return up
 }

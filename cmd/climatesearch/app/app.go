@@ -29,6 +29,7 @@ import (
 	"github.com/climatesearch/climatesearch/adapters/demosnapshot"
 	"github.com/climatesearch/climatesearch/adapters/embedder"
 	"github.com/climatesearch/climatesearch/adapters/filereader"
+	"github.com/climatesearch/climatesearch/adapters/guard"
 	"github.com/climatesearch/climatesearch/adapters/hnsw"
 	"github.com/climatesearch/climatesearch/adapters/httpapi"
 	"github.com/climatesearch/climatesearch/adapters/mcpserver"
@@ -304,7 +305,7 @@ func newConsole(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup
 	d := console.Deps{
 		Search: s, Resources: l, Compare: c, Ingest: in, Files: files, Webhooks: wh, Status: st,
 		AdminToken: cfg.AdminToken, MaxUpload: cfg.MaxUpload, SelfURL: self.get,
-		SelfHeaders: map[string]string{internalHeader: string(it)},
+		SelfHeaders: map[string]string{guard.InternalHeader: string(it)},
 		MCPRerank:   cfg.Reranker != "none", Log: log.Named("console"),
 	}
 	if e != nil {
@@ -321,9 +322,6 @@ func newConsole(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup
 // through (an operator's own question is not charged). It never leaves the
 // process.
 type internalToken string
-
-// internalHeader is guard.InternalHeader (app may name it: it wires both).
-const internalHeader = "X-Climatesearch-Internal"
 
 func newInternalToken() internalToken {
 	b := make([]byte, 32)

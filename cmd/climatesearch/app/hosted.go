@@ -52,9 +52,6 @@ var testMethods []ports.PaymentMethod
 
 // newRoot wraps the API engine (with MCP and the console) in the guard.
 func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, st *badgerstore.Store, log *zap.Logger, extras *HostedExtras, it internalToken) (Root, error) {
-	if guard.InternalHeader != internalHeader {
-		return Root{}, fmt.Errorf("internal header mismatch: %s vs %s", guard.InternalHeader, internalHeader)
-	}
 	d := guard.Deps{
 		AdminToken: cfg.AdminToken, AdminUnlocksAPI: cfg.AdminUnlocksAPI, Realm: cfg.PaymentRealm,
 		Operator: c.SignedIn, Internal: string(it), Log: log.Named("guard"),
