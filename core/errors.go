@@ -19,6 +19,7 @@ const (
 	KindUnauthorized           // admin token missing or wrong (401)
 	KindBusy                   // an ingest of the catalog is already running (409)
 	KindTooLarge               // an upload exceeds a limit (413)
+	KindLoading                // the index is still loading after a start (503, Retry-After)
 )
 
 // Error is a failure with a kind and a message a person can act on.

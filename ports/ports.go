@@ -55,12 +55,22 @@ type ResourceStore interface {
 // TextIndex is the full-text (BM25) index over the searchable resources.
 // It holds only live resources: withdrawn ones are removed.
 type TextIndex interface {
-	// Upsert adds or replaces resources.
+	// Prepare does the work of a change (resources to add or replace, keys
+	// to drop; unknown keys are ignored) without making any of it visible.
+	// One change is prepared at a time: the next Prepare waits until this
+	// one is committed or discarded, and the caller must do one of the two.
+	Prepare(ctx context.Context, upsert []core.Resource, remove []core.Key) (IndexChange, error)
+	// Upsert prepares and commits in one call.
 	Upsert(ctx context.Context, rs []core.Resource) error
-	// Remove drops resources; unknown keys are ignored.
-	Remove(ctx context.Context, keys []core.Key) error
 	// Search returns the best matches, best first.
 	Search(ctx context.Context, q core.TextQuery) ([]core.Scored, error)
+}
+
+// IndexChange is a prepared change of a TextIndex. Commit makes all of it
+// searchable at once, in time proportional to the change.
+type IndexChange interface {
+	Commit() error
+	Discard()
 }
 
 // CatalogSource delivers a release of a catalog: the publisher's JSON API,
@@ -97,6 +107,8 @@ type Resources interface {
 	Origin(ctx context.Context, ref string) (string, error)
 	// Health reports whether the store can be read.
 	Health(ctx context.Context) core.Health
+	// Ready reports whether every catalog is loaded into the index.
+	Ready(ctx context.Context) core.Readiness
 }
 
 // Comparer compares two resources in a shared unit.

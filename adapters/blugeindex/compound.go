@@ -1,6 +1,9 @@
 package blugeindex
 
-import "unicode/utf8"
+import (
+	"maps"
+	"unicode/utf8"
+)
 
 // Compound splitting. Swedish and Danish write compounds as one word
 // (glasull, fasadskivor, armeringsstål), so a user's "skiva" or "hampa" must
@@ -87,6 +90,11 @@ func buildCompoundDict(la *language, words map[string]bool) *compoundDict {
 		}
 	}
 	if la.induceModifiers {
+		// Modifiers are learned before known words and heads only, never
+		// before another learned modifier: learning from what was learned
+		// in the same pass would depend on the order of the words (a map's),
+		// and so would every analysis and score.
+		modifiers := map[string]bool{}
 		for w := range base {
 			r := []rune(w)
 			for i := minInduced; i <= len(r)-minModifierHead; i++ {
@@ -94,9 +102,10 @@ func buildCompoundDict(la *language, words map[string]bool) *compoundDict {
 				if !dict[b] || known(a) || la.suffixes[b] {
 					continue
 				}
-				dict[a] = true
+				modifiers[a] = true
 			}
 		}
+		maps.Copy(dict, modifiers)
 	}
 	induced := make(map[string]bool, len(dict)-len(base))
 	for w := range dict {

@@ -1,10 +1,12 @@
 package blugeindex
 
 import (
+	"math"
 	"strings"
 
 	blugesearch "github.com/blugelabs/bluge/search"
 	"github.com/blugelabs/bluge/search/similarity"
+	segment "github.com/blugelabs/bluge_segment_api"
 
 	"github.com/climatesearch/climatesearch/core"
 )
@@ -143,14 +145,39 @@ func init() {
 
 // similarities returns bluge's per-field similarity: BM25 everywhere, without
 // length normalisation on list fields.
-func similarities() map[string]blugesearch.Similarity {
-	out := map[string]blugesearch.Similarity{}
-	for _, f := range textFields {
+func similarities(lex func() *lexicon) map[string]blugesearch.Similarity {
+	out := map[string]blugesearch.Similarity{
+		// Every id keyword field is two terms long; the idf is the query's.
+		fieldID:      liveBM25{b: 0.75, k1: 1.2, avgLen: func() float64 { return 2 }},
+		fieldCatalog: liveBM25{b: 0.75, k1: 1.2, avgLen: func() float64 { return 1 }},
+	}
+	for i, f := range textFields {
+		b := 0.75
 		if f.list {
-			out[f.name] = similarity.NewBM25SimilarityBK1(0, 1.2)
+			b = 0
 		}
+		out[f.name] = liveBM25{b: b, k1: 1.2, avgLen: func() float64 { return lex().avgLen(i) }}
 	}
 	return out
+}
+
+// liveBM25 is bluge's BM25 with the collection statistics of the live
+// documents instead of bluge's, which count replaced and deleted documents
+// until a merge drops them: scores, and so rankings, would depend on the
+// ingest history and shift while merges run. The query supplies each term's
+// idf in its boost (lexicon.idf), and avgLen the field's average length; the
+// lexicon they read cannot change during a search (the index's lock).
+type liveBM25 struct {
+	b, k1  float64
+	avgLen func() float64
+}
+
+func (s liveBM25) ComputeNorm(numTerms int) float32 {
+	return math.Float32frombits(uint32(numTerms)) // as bluge's BM25
+}
+
+func (s liveBM25) Scorer(boost float64, _ segment.CollectionStats, _ segment.TermStats) blugesearch.Scorer {
+	return similarity.NewBM25Scorer(1, s.k1, s.b, s.avgLen(), blugesearch.NewExplanation(boost, "boost * idf over live documents"))
 }
 
 // idTerms are the keyword values under which a resource is found by id:

@@ -10,9 +10,9 @@ import (
 	"maps"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/blugelabs/bluge"
+	"github.com/blugelabs/bluge/index"
 	blugesearch "github.com/blugelabs/bluge/search"
 
 	"github.com/climatesearch/climatesearch/core"
@@ -26,45 +26,38 @@ var ErrClosed = errors.New("blugeindex: index is closed")
 
 // Index is an in-memory full-text index of resources, safe for concurrent use.
 //
-// Readers: every Search takes a fresh snapshot from the writer. In bluge that
-// is a read-locked pointer copy plus a reference count, far cheaper than the
-// search itself, and it always sees the latest completed batch. Keeping one
-// long-lived reader refreshed after each batch would save only that, and would
-// need reference counting of its own so a swap never closes a reader a search
-// is still using.
+// A write is prepared, then committed. Preparing (the analysis of the new
+// resources, and of the resources whose words a new dictionary splits
+// differently) runs beside searches; the commit, which introduces the bluge
+// batch and updates the lexicon, holds the index exclusively, so a search
+// always pairs a bluge snapshot with the lexicon of the same write and sees
+// a write all or nothing. Every Search takes a fresh snapshot from the
+// writer: in bluge that is a read-locked pointer copy plus a reference
+// count, far cheaper than the search itself.
 type Index struct {
-	// mu guards writer against Close: operations hold it shared, Close
-	// exclusively, so a search never runs on a closed writer.
+	// mu guards the writer and the lexicon: searches hold it shared,
+	// commits and Close exclusively.
 	mu     sync.RWMutex
 	writer *bluge.Writer // nil once closed
+	lex    *lexicon
 
-	// writeMu serialises batches so concurrent Upsert/Remove calls apply in
-	// call order (last writer wins) rather than in whatever order bluge
-	// introduces their segments. It also guards docs.
+	// writeMu serialises changes from Prepare to Commit or Discard, so
+	// each is prepared against the lexicon it will be applied to and
+	// changes apply in call order (last writer wins).
 	writeMu sync.Mutex
-	// docs are the live resources: the lexicon (compound dictionaries,
-	// vocabulary) is rebuilt from all of them on every write.
-	docs map[core.Key]*core.Resource
-	// lex is the lexicon of the latest write, swapped right after bluge
-	// applied the batch. A search that starts in that instant pairs the
-	// new documents with the previous lexicon: it may miss a term that only
-	// the new documents hold, or rank with the previous compound parts; it
-	// never fails. A write is complete, lexicon included, when Upsert or
-	// Remove returns.
-	lex atomic.Pointer[lexicon]
 }
 
 // New opens an empty in-memory index.
 func New() (*Index, error) {
+	x := &Index{lex: newLexicon()}
 	cfg := bluge.InMemoryOnlyConfig()
 	// Fill the config's own map: the config's norm function holds it.
-	maps.Copy(cfg.PerFieldSimilarity, similarities())
+	maps.Copy(cfg.PerFieldSimilarity, similarities(func() *lexicon { return x.lex }))
 	w, err := bluge.OpenWriter(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("blugeindex: open: %w", err)
 	}
-	x := &Index{writer: w, docs: map[core.Key]*core.Resource{}}
-	x.lex.Store(buildLexicon(x.docs, nil))
+	x.writer = w
 	return x, nil
 }
 
@@ -80,105 +73,112 @@ func (x *Index) Close() error {
 	return err
 }
 
-// Upsert adds or replaces resources in one atomic batch. A withdrawn resource
-// is removed instead, so the index holds live resources only whatever the
-// caller passes. Each write rebuilds the lexicon from every live resource:
-// the first, of a whole catalog, analyses everything (about a tenth of a
-// second for the national catalog); later ones reuse the analysis of the
-// resources they leave alone, unless the new compound dictionary splits one
-// of their words differently, and re-index only the resources whose analysis
-// changed besides the given ones. Each batch also costs a segment build and
-// a background merge, so callers should pass resources in bulk: the boot
-// rebuild is a single call.
+// Upsert adds or replaces resources in one atomic change. A withdrawn
+// resource is removed instead, so the index holds live resources only
+// whatever the caller passes. Each change costs a segment build and a
+// background merge besides its analysis, so callers should pass resources
+// in bulk.
 func (x *Index) Upsert(ctx context.Context, rs []core.Resource) error {
-	if len(rs) == 0 {
-		return nil
-	}
-	// Within one batch bluge only obsoletes documents of earlier segments,
-	// so two entries for one key would both survive: the last one wins.
-	last := make(map[core.Key]int, len(rs))
-	for i := range rs {
-		k := rs[i].Key()
-		if k.ID == "" || k.Catalog == "" {
-			return core.Invalidf("blugeindex: resource without id or catalog (%q)", k.String())
-		}
-		last[k] = i
-	}
-	return x.write(ctx, func(docs map[core.Key]*core.Resource) []core.Key {
-		touched := make([]core.Key, 0, len(last))
-		for k, i := range last {
-			if rs[i].Withdrawn {
-				delete(docs, k)
-			} else {
-				r := rs[i].Clone()
-				docs[k] = &r
-			}
-			touched = append(touched, k)
-		}
-		return touched
-	})
+	return x.apply(ctx, rs, nil)
 }
 
 // Remove drops resources; unknown keys are ignored.
 func (x *Index) Remove(ctx context.Context, keys []core.Key) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	return x.write(ctx, func(docs map[core.Key]*core.Resource) []core.Key {
-		for _, k := range keys {
-			delete(docs, k)
-		}
-		return keys
-	})
+	return x.apply(ctx, nil, keys)
 }
 
-// write applies change to a copy of the live resources, rebuilds the
-// lexicon, and writes one batch: the touched keys (updated, or deleted when
-// no longer live) and every other resource whose analysis changed. bluge
-// introduces the batch atomically, so a concurrent search sees all of it or
-// none of it.
-func (x *Index) write(ctx context.Context, change func(docs map[core.Key]*core.Resource) []core.Key) error {
-	if err := ctx.Err(); err != nil {
+func (x *Index) apply(ctx context.Context, upsert []core.Resource, remove []core.Key) error {
+	ch, err := x.Prepare(ctx, upsert, remove)
+	if err != nil {
 		return err
 	}
+	return ch.Commit()
+}
+
+// Prepare analyses a change without making it visible; see ports.TextIndex.
+// The next Prepare waits until the change is committed or discarded.
+func (x *Index) Prepare(ctx context.Context, upsert []core.Resource, remove []core.Key) (ports.IndexChange, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	target := make(map[core.Key]*core.Resource, len(upsert)+len(remove))
+	for i := range upsert {
+		k := upsert[i].Key()
+		if k.ID == "" || k.Catalog == "" {
+			return nil, core.Invalidf("blugeindex: resource without id or catalog (%q)", k.String())
+		}
+		if upsert[i].Withdrawn {
+			target[k] = nil
+		} else {
+			r := upsert[i].Clone()
+			target[k] = &r // the last entry of a key wins
+		}
+	}
+	for _, k := range remove {
+		target[k] = nil
+	}
+	x.writeMu.Lock()
+	if x.closed() {
+		x.writeMu.Unlock()
+		return nil, ErrClosed
+	}
+	// Only writers change the lexicon, and they hold writeMu: reading it
+	// here needs no other lock.
+	dl := x.lex.prepare(target)
+	batch := bluge.NewBatch()
+	for k, d := range dl.next {
+		id := bluge.Identifier(k.String())
+		switch _, touched := target[k]; {
+		case d == nil:
+			batch.Delete(id)
+		case touched || x.lex.docs[k].hash != d.hash:
+			batch.Update(id, document(k, d))
+		}
+	}
+	return &change{x: x, dl: dl, batch: batch}, nil
+}
+
+func (x *Index) closed() bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	return x.writer == nil
+}
+
+// change is a prepared write; see ports.IndexChange.
+type change struct {
+	x     *Index
+	dl    *delta
+	batch *index.Batch
+	done  bool
+}
+
+// Commit introduces the batch and updates the lexicon, with searches held
+// back meanwhile.
+func (c *change) Commit() error {
+	if c.done {
+		return errors.New("blugeindex: change already committed or discarded")
+	}
+	c.done = true
+	x := c.x
+	defer x.writeMu.Unlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	if x.writer == nil {
 		return ErrClosed
 	}
-	x.writeMu.Lock()
-	defer x.writeMu.Unlock()
-
-	docs := maps.Clone(x.docs)
-	touched := change(docs)
-	old := x.lex.Load()
-	lex := buildLexicon(docs, old)
-
-	batch := bluge.NewBatch()
-	done := make(map[core.Key]bool, len(touched))
-	for _, k := range touched {
-		done[k] = true
-		id := bluge.Identifier(k.String())
-		if d, live := lex.docs[k]; live {
-			batch.Update(id, document(k, d))
-		} else {
-			batch.Delete(id)
-		}
-	}
-	for k, d := range lex.docs {
-		if done[k] {
-			continue
-		}
-		if prev, ok := old.docs[k]; !ok || prev.hash != d.hash {
-			batch.Update(bluge.Identifier(k.String()), document(k, d))
-		}
-	}
-	if err := x.writer.Batch(batch); err != nil {
+	if err := x.writer.Batch(c.batch); err != nil {
 		return fmt.Errorf("blugeindex: write batch: %w", err)
 	}
-	x.docs = docs
-	x.lex.Store(lex)
+	x.lex.apply(c.dl)
 	return nil
+}
+
+// Discard drops the change.
+func (c *change) Discard() {
+	if !c.done {
+		c.done = true
+		c.x.writeMu.Unlock()
+	}
 }
 
 // document maps an analysed resource to its bluge document. The document id
@@ -228,7 +228,7 @@ func (x *Index) Search(ctx context.Context, q core.TextQuery) ([]core.Scored, er
 	}
 	defer func() { _ = reader.Close() }()
 
-	lex := x.lex.Load()
+	lex := x.lex
 	tq := analyzeQuery(text, lex)
 	query := buildQuery(tq, lex, text, q.Lang, q.Catalogs)
 	// The candidates are the depth best by BM25, rescored by name coverage.

@@ -3,30 +3,51 @@ package blugeindex
 import (
 	"hash/fnv"
 	"maps"
+	"math"
+	"runtime"
 	"slices"
-	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/climatesearch/climatesearch/core"
 )
 
-// lexicon is what the index knows about its vocabulary, rebuilt from every
-// live resource on each write and swapped atomically: searches read one
-// lexicon from start to end without locks.
+// lexicon is what the index knows about its vocabulary and its live
+// documents, kept up to date change by change: a write costs its own size
+// plus, when it brings or drops words, the size of the vocabulary, never the
+// size of the catalog (except when a new word changes how words already
+// indexed split into compound parts: the documents holding those words are
+// analysed again). It is mutated only by a commit, which holds the index's
+// lock exclusively, so a search reads one consistent lexicon together with
+// the matching bluge snapshot.
 type lexicon struct {
 	// langs are the compound dictionaries and stems, by language.
 	langs map[core.Lang]*langLex
+	// words counts, per language, the live documents holding each word:
+	// the material of the compound dictionary.
+	words map[core.Lang]map[string]int32
 	// df counts, per field of textFields, the documents holding each term:
-	// a query term absent from a field gets no clause there.
+	// a query term absent from a field gets no clause there, and BM25's idf
+	// is computed from it.
 	df []map[string]int32
-	// fuzzy indexes the label words of each language.
-	fuzzy map[core.Lang]*fuzzyIndex
+	// fieldDocs and fieldLen are, per field of textFields, the live
+	// documents holding the field and the sum of their lengths in terms:
+	// BM25's collection statistics over live documents only (bluge's own
+	// count documents replaced or deleted until a merge drops them, so
+	// scores would depend on the ingest history).
+	fieldDocs []int64
+	fieldLen  []int64
+	// labels counts, per language, the documents whose label fields hold
+	// each word (letters only, long enough to correct); fuzzy indexes them.
+	labels map[core.Lang]map[string]int
+	fuzzy  map[core.Lang]*fuzzyIndex
 	// docs is the analysis of every live resource.
 	docs map[core.Key]*docAnalysis
 	// thes is the catalog's thesaurus: synonym entries and name heads.
 	thes *thesaurus
-	// ids holds the id keyword terms of the live resources: a query that
-	// is no id needs no id clause.
-	ids map[string]bool
+	// ids counts the live resources under each id keyword term: a query
+	// that is no id needs no id clause.
+	ids map[string]int32
 	// catalogs counts the live resources of each catalog: a search of
 	// every catalog the index holds needs no catalog filter.
 	catalogs map[core.CatalogID]int
@@ -52,131 +73,285 @@ type docAnalysis struct {
 	hash uint64
 }
 
-// buildLexicon analyses the live resources: it first collects the words of
-// each language to build the compound dictionaries, then analyses every
-// resource with them. Work done for prev is reused: the words of a resource
-// prev analysed (the same *core.Resource, never modified), the stems, and
-// the whole analysis of a resource none of whose words the new dictionary
-// splits differently. A write of a few resources then costs little more
-// than their own analysis and a new dictionary.
-func buildLexicon(rs map[core.Key]*core.Resource, prev *lexicon) *lexicon {
-	words := map[core.Lang]map[string]bool{}
-	labelDF := map[core.Lang]map[string]int{}
-	for _, la := range languages {
-		words[la.lang] = map[string]bool{}
-		labelDF[la.lang] = map[string]int{}
-	}
-	// Sorted keys: the thesaurus and every map built below come out the
-	// same whatever the map order, and so do the queries built from them.
-	keys := slices.SortedFunc(maps.Keys(rs), func(a, b core.Key) int { return strings.Compare(a.String(), b.String()) })
-	known := func(k core.Key) *docAnalysis {
-		if prev == nil {
-			return nil
-		}
-		if d := prev.docs[k]; d != nil && d.src == rs[k] {
-			return d
-		}
-		return nil
-	}
-	texts := make(map[core.Key]*docWords, len(rs))
-	for _, k := range keys {
-		if d := known(k); d != nil {
-			texts[k] = d.docWords
-		} else {
-			texts[k] = wordsOf(fieldChunks(rs[k]))
-		}
-		for lang, ws := range texts[k].words {
-			for _, w := range ws {
-				words[lang][w] = true
-			}
-		}
-		for lang, ws := range texts[k].labels {
-			for _, w := range ws {
-				labelDF[lang][w]++
-			}
-		}
-	}
-
+// newLexicon returns the lexicon of an empty index.
+func newLexicon() *lexicon {
 	lex := &lexicon{
-		langs: map[core.Lang]*langLex{},
-		df:    make([]map[string]int32, len(textFields)),
-		fuzzy: map[core.Lang]*fuzzyIndex{},
-		docs:  make(map[core.Key]*docAnalysis, len(rs)),
-
-		catalogs: map[core.CatalogID]int{},
-		thes:     newThesaurus(),
-		ids:      make(map[string]bool, 2*len(rs)),
+		langs:     map[core.Lang]*langLex{},
+		words:     map[core.Lang]map[string]int32{},
+		df:        make([]map[string]int32, len(textFields)),
+		fieldDocs: make([]int64, len(textFields)),
+		fieldLen:  make([]int64, len(textFields)),
+		labels:    map[core.Lang]map[string]int{},
+		fuzzy:     map[core.Lang]*fuzzyIndex{},
+		docs:      map[core.Key]*docAnalysis{},
+		thes:      newThesaurus(),
+		ids:       map[string]int32{},
+		catalogs:  map[core.CatalogID]int{},
 	}
-	// A resource's analysis depends on its text and on the stems and
-	// compound splits of its words; stems depend on the word alone. So an
-	// analysis of prev stays valid unless one of its words now splits
-	// differently.
-	resplit := map[core.Lang]map[string]bool{}
-	for _, la := range languages {
-		var old *langLex
-		var oldFuzzy *fuzzyIndex
-		if prev != nil {
-			old, oldFuzzy = prev.langs[la.lang], prev.fuzzy[la.lang]
-		}
-		lx := old
-		if old == nil || !maps.Equal(old.words, words[la.lang]) {
-			lx = newLangLex(la, words[la.lang], old)
-			if old != nil {
-				resplit[la.lang] = map[string]bool{}
-				for w := range old.words {
-					if lx.words[w] && !slices.Equal(old.splits[w], lx.splits[w]) {
-						resplit[la.lang][w] = true
-					}
-				}
-			}
-		}
-		lex.langs[la.lang] = lx
-		lex.fuzzy[la.lang] = newFuzzyIndex(labelDF[la.lang], oldFuzzy)
-	}
-	stale := func(dw *docWords) bool {
-		for lang, ws := range dw.words {
-			if rs := resplit[lang]; len(rs) > 0 {
-				for _, w := range ws {
-					if rs[w] {
-						return true
-					}
-				}
-			}
-		}
-		return false
-	}
-	// Document frequencies are prev's, less the analyses that left, plus
-	// the ones that came: a small write touches a few documents' terms.
 	for i := range lex.df {
-		if prev != nil {
-			lex.df[i] = maps.Clone(prev.df[i])
-		} else {
-			lex.df[i] = map[string]int32{}
-		}
+		lex.df[i] = map[string]int32{}
 	}
-	for _, k := range keys {
-		d := known(k)
-		if d == nil || stale(d.docWords) {
-			d = lex.analyze(rs[k], texts[k])
-		}
-		lex.docs[k] = d
-		lex.catalogs[k.Catalog]++
-		for _, t := range idTerms(k) {
-			lex.ids[t] = true
-		}
-		lex.thes.add(k, d)
-		if prev == nil || prev.docs[k] != d {
-			lex.count(d, 1)
-		}
-	}
-	if prev != nil {
-		for k, d := range prev.docs {
-			if lex.docs[k] != d {
-				lex.count(d, -1)
-			}
-		}
+	for _, la := range languages {
+		lex.langs[la.lang] = newLangLex(la, map[string]bool{}, nil)
+		lex.words[la.lang] = map[string]int32{}
+		lex.labels[la.lang] = map[string]int{}
+		lex.fuzzy[la.lang] = newFuzzyIndex(lex.labels[la.lang], nil)
 	}
 	return lex
+}
+
+// delta is a prepared change of the lexicon: the new analysis of every
+// resource it touches (nil: no longer live), and what the change does to the
+// vocabulary. Preparing reads the lexicon without changing it; apply then
+// changes it in time proportional to the delta.
+type delta struct {
+	next map[core.Key]*docAnalysis
+	// words and labels are the changes of the counts, per language.
+	words  map[core.Lang]map[string]int32
+	labels map[core.Lang]map[string]int
+	// langs replaces the dictionaries of languages whose words changed;
+	// relabel lists the languages whose label words changed.
+	langs   map[core.Lang]*langLex
+	relabel map[core.Lang]bool
+}
+
+// parallelAbove is the number of resources from which a change is analysed
+// on every core.
+const parallelAbove = 256
+
+// prepare works out the change that gives the keys of target their new
+// resources (nil: removed). The analysis runs on every core for large
+// changes.
+func (lex *lexicon) prepare(target map[core.Key]*core.Resource) *delta {
+	dl := &delta{
+		next:    make(map[core.Key]*docAnalysis, len(target)),
+		words:   map[core.Lang]map[string]int32{},
+		labels:  map[core.Lang]map[string]int{},
+		langs:   map[core.Lang]*langLex{},
+		relabel: map[core.Lang]bool{},
+	}
+	keys := make([]core.Key, 0, len(target))
+	for k, r := range target {
+		if r == nil && lex.docs[k] == nil {
+			continue // removing what is not there
+		}
+		keys = append(keys, k)
+	}
+	// Words first: the dictionary depends on them.
+	texts := make([]*docWords, len(keys))
+	parallel(len(keys), func(i int) {
+		if r := target[keys[i]]; r != nil {
+			texts[i] = wordsOf(fieldChunks(r))
+		}
+	})
+	for i, k := range keys {
+		if old := lex.docs[k]; old != nil {
+			dl.count(old.docWords, -1)
+		}
+		if texts[i] != nil {
+			dl.count(texts[i], 1)
+		}
+	}
+	// A language whose set of words changed gets a new dictionary; the
+	// documents holding a word it splits differently are analysed again.
+	resplit := map[core.Lang]map[string]bool{}
+	for _, la := range languages {
+		old := lex.words[la.lang]
+		if !crosses(old, dl.words[la.lang]) {
+			continue
+		}
+		words := make(map[string]bool, len(old)+len(dl.words[la.lang]))
+		for w, n := range old {
+			if n+dl.words[la.lang][w] > 0 {
+				words[w] = true
+			}
+		}
+		for w, d := range dl.words[la.lang] {
+			if old[w] == 0 && d > 0 {
+				words[w] = true
+			}
+		}
+		prev := lex.langs[la.lang]
+		lx := newLangLex(la, words, prev)
+		dl.langs[la.lang] = lx
+		for w := range prev.words {
+			if lx.words[w] && !slices.Equal(prev.splits[w], lx.splits[w]) {
+				if resplit[la.lang] == nil {
+					resplit[la.lang] = map[string]bool{}
+				}
+				resplit[la.lang][w] = true
+			}
+		}
+	}
+	for _, la := range languages {
+		if crosses(lex.labels[la.lang], dl.labels[la.lang]) {
+			dl.relabel[la.lang] = true
+		}
+	}
+	langs := lex.langs
+	if len(dl.langs) > 0 {
+		langs = maps.Clone(lex.langs)
+		maps.Copy(langs, dl.langs)
+	}
+	srcs := make([]*core.Resource, len(keys))
+	for i, k := range keys {
+		srcs[i] = target[k]
+	}
+	if len(resplit) > 0 {
+		for k, d := range lex.docs {
+			if _, touched := target[k]; !touched && holdsAny(d.docWords, resplit) {
+				keys, texts, srcs = append(keys, k), append(texts, d.docWords), append(srcs, d.src)
+			}
+		}
+	}
+	analyses := make([]*docAnalysis, len(keys))
+	parallel(len(keys), func(i int) {
+		if srcs[i] != nil {
+			analyses[i] = analyze(langs, srcs[i], texts[i])
+		}
+	})
+	for i, k := range keys {
+		dl.next[k] = analyses[i]
+	}
+	return dl
+}
+
+// parallel calls fn(0..n-1), on every core when n is large enough.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/parallelAbove+1)
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(64)) - 64
+				if i >= n {
+					return
+				}
+				for j := i; j < min(n, i+64); j++ {
+					fn(j)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// count adds (sign 1) or removes (-1) a resource's words and label words.
+func (dl *delta) count(dw *docWords, sign int32) {
+	for lang, ws := range dw.words {
+		m := dl.words[lang]
+		if m == nil {
+			m = map[string]int32{}
+			dl.words[lang] = m
+		}
+		for _, w := range ws {
+			m[w] += sign
+		}
+	}
+	for lang, ws := range dw.labels {
+		m := dl.labels[lang]
+		if m == nil {
+			m = map[string]int{}
+			dl.labels[lang] = m
+		}
+		for _, w := range ws {
+			m[w] += int(sign)
+		}
+	}
+}
+
+// crosses tells whether applying the changes d to the counts makes a word
+// appear or disappear.
+func crosses[N int | int32](counts, d map[string]N) bool {
+	for w, n := range d {
+		if n == 0 {
+			continue
+		}
+		if before := counts[w]; (before > 0) != (before+n > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsAny tells whether a resource holds one of the words, by language.
+func holdsAny(dw *docWords, words map[core.Lang]map[string]bool) bool {
+	for lang, ws := range dw.words {
+		if set := words[lang]; len(set) > 0 {
+			for _, w := range ws {
+				if set[w] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// apply makes the delta the lexicon's state.
+func (lex *lexicon) apply(dl *delta) {
+	maps.Copy(lex.langs, dl.langs)
+	for lang, d := range dl.words {
+		addCounts(lex.words[lang], d)
+	}
+	for lang, d := range dl.labels {
+		addCounts(lex.labels[lang], d)
+	}
+	for lang := range dl.relabel {
+		lex.fuzzy[lang] = newFuzzyIndex(lex.labels[lang], nil)
+	}
+	for k, d := range dl.next {
+		if old := lex.docs[k]; old != nil {
+			lex.remove(k, old)
+		}
+		if d != nil {
+			lex.add(k, d)
+		}
+	}
+}
+
+func addCounts[N int | int32](counts, d map[string]N) {
+	for w, n := range d {
+		if v := counts[w] + n; v > 0 {
+			counts[w] = v
+		} else {
+			delete(counts, w)
+		}
+	}
+}
+
+// add and remove count one document in or out of every statistic.
+func (lex *lexicon) add(k core.Key, d *docAnalysis) {
+	lex.docs[k] = d
+	lex.catalogs[k.Catalog]++
+	for _, t := range idTerms(k) {
+		lex.ids[t]++
+	}
+	lex.thes.add(k, d)
+	lex.count(d, 1)
+}
+
+func (lex *lexicon) remove(k core.Key, d *docAnalysis) {
+	delete(lex.docs, k)
+	if lex.catalogs[k.Catalog]--; lex.catalogs[k.Catalog] <= 0 {
+		delete(lex.catalogs, k.Catalog)
+	}
+	for _, t := range idTerms(k) {
+		if lex.ids[t]--; lex.ids[t] <= 0 {
+			delete(lex.ids, t)
+		}
+	}
+	lex.thes.remove(k, d)
+	lex.count(d, -1)
 }
 
 // docWords are the words of a resource by language (stop words dropped,
@@ -264,7 +439,7 @@ func newLangLex(la *language, words map[string]bool, prev *langLex) *langLex {
 }
 
 // count adds (delta 1) or removes (-1) the terms of an analysis to the
-// document frequencies.
+// document frequencies and the field statistics.
 func (lex *lexicon) count(d *docAnalysis, delta int32) {
 	for i, ts := range d.distinct {
 		for _, t := range ts {
@@ -275,6 +450,29 @@ func (lex *lexicon) count(d *docAnalysis, delta int32) {
 			}
 		}
 	}
+	for i, f := range d.fields {
+		if len(f) > 0 {
+			lex.fieldDocs[i] += int64(delta)
+			lex.fieldLen[i] += int64(delta) * int64(len(f))
+		}
+	}
+}
+
+// idf is BM25's inverse document frequency of a term in a field over the
+// live documents, in bluge's own formula (so the scores of an index without
+// replaced or deleted documents are bluge's to the bit).
+func (lex *lexicon) idf(field int, t string) float64 {
+	n, docs := float64(lex.df[field][t]), float64(lex.fieldDocs[field])
+	return math.Log(1.0 + (docs - n) + 0.5/(n+0.5))
+}
+
+// avgLen is the average length of a field in terms over the live documents
+// holding it.
+func (lex *lexicon) avgLen(field int) float64 {
+	if lex.fieldDocs[field] == 0 {
+		return 1
+	}
+	return float64(lex.fieldLen[field]) / float64(lex.fieldDocs[field])
 }
 
 // trusted tells whether w is a word the catalog spells so in the labels of
@@ -323,8 +521,9 @@ func (lex *lexicon) needsFilter(catalogs []core.CatalogID) bool {
 	return false
 }
 
-// analyze analyses every field of a resource (its words cut into chunks).
-func (lex *lexicon) analyze(r *core.Resource, dw *docWords) *docAnalysis {
+// analyze analyses every field of a resource (its words cut into chunks)
+// with the dictionaries of langs.
+func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docAnalysis {
 	chunks := dw.chunks
 	d := &docAnalysis{src: r, docWords: dw, fields: make([][]term, len(textFields)), distinct: make([][]string, len(textFields))}
 	h := fnv.New64a()
@@ -333,7 +532,7 @@ func (lex *lexicon) analyze(r *core.Resource, dw *docWords) *docAnalysis {
 		if len(chunks[i]) == 0 {
 			continue
 		}
-		d.fields[i] = languageOf(f.lang).analyzeChunks(chunks[i], lex.langs[f.lang])
+		d.fields[i] = languageOf(f.lang).analyzeChunks(chunks[i], langs[f.lang])
 		if i == nameField[f.lang] && f.lang != exact {
 			d.names = append(d.names, langNames{lang: f.lang, units: nameUnits(d.fields[i])})
 		}
@@ -349,6 +548,6 @@ func (lex *lexicon) analyze(r *core.Resource, dw *docWords) *docAnalysis {
 		}
 	}
 	d.hash = h.Sum64()
-	d.synonyms, d.heads = thesaurusOf(r, lex.langs)
+	d.synonyms, d.heads = thesaurusOf(r, langs)
 	return d
 }

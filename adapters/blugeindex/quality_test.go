@@ -472,7 +472,8 @@ func TestOSADistance(t *testing.T) {
 // TestNameCoverage pins the coverage of a name by a query.
 func TestNameCoverage(t *testing.T) {
 	r := &core.Resource{ID: "1", Catalog: core.National, NameSV: "Fabriksbetong, husbyggnad klimatförbättrad C25/30"}
-	lex := buildLexicon(map[core.Key]*core.Resource{r.Key(): r}, nil)
+	lex := newLexicon()
+	lex.apply(lex.prepare(map[core.Key]*core.Resource{r.Key(): r}))
 	name := lex.docs[r.Key()].names[0].units
 	for q, want := range map[string]float64{
 		"fabriksbetong husbyggnad klimatförbättrad C25/30": 1,

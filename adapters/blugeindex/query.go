@@ -1,6 +1,7 @@
 package blugeindex
 
 import (
+	"math"
 	"strings"
 
 	"github.com/blugelabs/bluge"
@@ -134,8 +135,8 @@ func analyzeQuery(text string, lex *lexicon) *textQuery {
 // (field, term) for the terms the field holds, boosted by the field's weight,
 // the term's relative weight and the language boost, plus the id keyword when
 // the text is an id; restricted to the catalogs when the index holds others.
-// Scores are BM25 (without length normalisation on list fields), summed over
-// the matching clauses.
+// Scores are BM25 (without length normalisation on list fields) over the
+// live documents (see liveBM25), summed over the matching clauses.
 func buildQuery(tq *textQuery, lex *lexicon, raw string, lang core.Lang, catalogs []core.CatalogID) bluge.Query {
 	match := bluge.NewBooleanQuery().SetMinShould(1)
 	for i, f := range textFields {
@@ -154,11 +155,14 @@ func buildQuery(tq *textQuery, lex *lexicon, raw string, lang core.Lang, catalog
 				// in long texts that mention many products.
 				continue
 			}
-			match.AddShould(bluge.NewTermQuery(t).SetField(f.name).SetBoost(boost * w))
+			match.AddShould(bluge.NewTermQuery(t).SetField(f.name).SetBoost(boost * w * lex.idf(i, t)))
 		}
 	}
-	if id := strings.ToLower(raw); lex.ids[id] {
-		match.AddShould(bluge.NewTermQuery(id).SetField(fieldID).SetBoost(weightID))
+	if id := strings.ToLower(raw); lex.ids[id] > 0 {
+		// Every live document has the id field; bluge's idf formula.
+		n, docs := float64(lex.ids[id]), float64(len(lex.docs))
+		idf := math.Log(1.0 + (docs - n) + 0.5/(n+0.5))
+		match.AddShould(bluge.NewTermQuery(id).SetField(fieldID).SetBoost(weightID * idf))
 	}
 
 	if !lex.needsFilter(catalogs) {

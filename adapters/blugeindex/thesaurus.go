@@ -1,6 +1,8 @@
 package blugeindex
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/climatesearch/climatesearch/core"
@@ -25,7 +27,7 @@ const (
 // thesaurus maps synonym entries to resources, and resources to the terms
 // of the leading words of their names.
 type thesaurus struct {
-	entries map[core.Lang]map[string][]core.Key // entry (word terms joined by spaces) -> resources
+	entries map[core.Lang]map[string]map[core.Key]struct{} // entry (word terms joined by spaces) -> resources
 	heads   map[core.Key][]langTerms
 }
 
@@ -35,7 +37,7 @@ type langTerms struct {
 }
 
 func newThesaurus() *thesaurus {
-	return &thesaurus{entries: map[core.Lang]map[string][]core.Key{}, heads: map[core.Key][]langTerms{}}
+	return &thesaurus{entries: map[core.Lang]map[string]map[core.Key]struct{}{}, heads: map[core.Key][]langTerms{}}
 }
 
 // langPhrase is a synonym entry: its word terms joined by spaces.
@@ -76,23 +78,35 @@ func thesaurusOf(r *core.Resource, langs map[core.Lang]*langLex) (entries []lang
 	return entries, heads
 }
 
-// add records the synonym entries and name heads of one resource; each
-// resource is added once, in key order. So a resource already in an entry's
-// list is its last element (it repeated the phrase): checking that one
-// instead of the whole list keeps a rebuild linear when thousands of
-// resources share a synonym.
+// add records the synonym entries and name heads of one resource.
 func (th *thesaurus) add(k core.Key, d *docAnalysis) {
 	for _, e := range d.synonyms {
 		if th.entries[e.lang] == nil {
-			th.entries[e.lang] = map[string][]core.Key{}
+			th.entries[e.lang] = map[string]map[core.Key]struct{}{}
 		}
-		if ks := th.entries[e.lang][e.phrase]; len(ks) == 0 || ks[len(ks)-1] != k {
-			th.entries[e.lang][e.phrase] = append(ks, k)
+		ks := th.entries[e.lang][e.phrase]
+		if ks == nil {
+			ks = map[core.Key]struct{}{}
+			th.entries[e.lang][e.phrase] = ks
 		}
+		ks[k] = struct{}{}
 	}
 	if len(d.heads) > 0 {
 		th.heads[k] = d.heads
 	}
+}
+
+// remove forgets what add recorded for the resource.
+func (th *thesaurus) remove(k core.Key, d *docAnalysis) {
+	for _, e := range d.synonyms {
+		if ks := th.entries[e.lang][e.phrase]; ks != nil {
+			delete(ks, k)
+			if len(ks) == 0 {
+				delete(th.entries[e.lang], e.phrase)
+			}
+		}
+	}
+	delete(th.heads, k)
 }
 
 // wordTerms returns the word terms of an analysis in order: no compound
@@ -116,10 +130,13 @@ func (th *thesaurus) expand(tq *textQuery, lang core.Lang, words []string) {
 	}
 	for i := range words {
 		for j := i + 1; j <= min(len(words), i+maxRingWords); j++ {
-			ks := entries[strings.Join(words[i:j], " ")]
-			if len(ks) == 0 || len(ks) > maxRing {
+			ring := entries[strings.Join(words[i:j], " ")]
+			if len(ring) == 0 || len(ring) > maxRing {
 				continue
 			}
+			// In key order: the query's terms come out in the same order
+			// whatever the map's.
+			ks := slices.SortedFunc(maps.Keys(ring), func(a, b core.Key) int { return strings.Compare(a.String(), b.String()) })
 			q := tq.byLang[lang]
 			for _, k := range ks {
 				for _, h := range th.heads[k] {

@@ -20,5 +20,5 @@ var (
 // newService is the compare service over the real lookup over the store.
 func newService(t testing.TB, sets ...[]core.Resource) *compare.Service {
 	t.Helper()
-	return compare.New(lookup.New(openStore(t, sets...)))
+	return compare.New(lookup.New(openStore(t, sets...), core.NewVisibility()))
 }

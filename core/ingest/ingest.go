@@ -49,6 +49,7 @@ type Service struct {
 	cfg     Config
 	store   ports.ResourceStore
 	index   ports.TextIndex
+	vis     *core.Visibility
 	events  ports.EventPublisher
 	sources Sources
 	vectors *embedding.Syncer // nil when no embedder is configured
@@ -68,9 +69,9 @@ type Service struct {
 var _ ports.Ingester = (*Service)(nil)
 
 // New returns an ingest service.
-func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, vectors *embedding.Syncer, events ports.EventPublisher, sources Sources, log *slog.Logger) *Service {
+func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, vis *core.Visibility, vectors *embedding.Syncer, events ports.EventPublisher, sources Sources, log *slog.Logger) *Service {
 	s := &Service{
-		cfg: cfg, store: store, index: index, vectors: vectors, events: events, sources: sources, log: log,
+		cfg: cfg, store: store, index: index, vis: vis, vectors: vectors, events: events, sources: sources, log: log,
 		now:     time.Now,
 		applyMu: map[core.CatalogID]*sync.Mutex{},
 		running: map[core.CatalogID]bool{},
@@ -81,27 +82,51 @@ func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, vectors *
 	return s
 }
 
+// rebuildChunk is how many resources Rebuild indexes per commit, so
+// readiness can report progress.
+const rebuildChunk = 20000
+
 // Rebuild loads every live resource from the store into the index; the
-// index is derived state, the store the truth.
+// index is derived state, the store the truth. Each catalog stays loading
+// (its reads answer KindLoading) until its last resource is searchable, and
+// holds its write lock meanwhile, so an ingest cannot slip between the scan
+// and the index.
 func (s *Service) Rebuild(ctx context.Context) (int, error) {
 	n := 0
 	for _, c := range core.Catalogs {
-		var batch []core.Resource
-		err := s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
-			if !sr.Resource.Withdrawn {
-				batch = append(batch, sr.Resource)
-			}
-			return nil
-		})
+		k, err := s.rebuild(ctx, c)
+		n += k
 		if err != nil {
 			return n, err
 		}
-		if err := s.index.Upsert(ctx, batch); err != nil {
-			return n, err
-		}
-		n += len(batch)
 	}
 	return n, nil
+}
+
+func (s *Service) rebuild(ctx context.Context, c core.CatalogID) (int, error) {
+	mu := s.applyMu[c]
+	mu.Lock()
+	defer mu.Unlock()
+	var batch []core.Resource
+	err := s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
+		if !sr.Resource.Withdrawn {
+			batch = append(batch, sr.Resource)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.vis.SetProgress(c, 0, len(batch))
+	for i := 0; i < len(batch); i += rebuildChunk {
+		chunk := batch[i:min(len(batch), i+rebuildChunk)]
+		if err := s.index.Upsert(ctx, chunk); err != nil {
+			return i, err
+		}
+		s.vis.SetProgress(c, i+len(chunk), len(batch))
+	}
+	s.vis.MarkLoaded(c)
+	return len(batch), nil
 }
 
 // RunUpstream fetches a catalog from its publisher, trying each source in
@@ -228,6 +253,9 @@ func (s *Service) applyMode(ctx context.Context, rel core.Release, started time.
 	if !ok {
 		return core.IngestResult{}, core.Invalidf("unknown catalog %q", rel.Catalog)
 	}
+	if err := s.vis.Loaded([]core.CatalogID{rel.Catalog}); err != nil {
+		return core.IngestResult{}, err // a write now would wait for the whole load
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	return s.applyLocked(ctx, rel, started, dryRun)
@@ -332,16 +360,26 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	if res.Upserted > 0 || res.Withdrawn > 0 {
 		events = append(events, changedEvent(res, changes, s.now()))
 	}
-	if err := s.store.Apply(ctx, cat, ports.Changes{Put: puts, Meta: &meta, Events: events}); err != nil {
-		return core.IngestResult{}, core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
+	// The index change is prepared (analysed) first; the store write and
+	// the index commit are then published together, so no reader sees the
+	// one without the other. A failure of the index after the store was
+	// written is repaired by the next boot's rebuild: logged, not lost data.
+	change, err := s.index.Prepare(ctx, toIndex, toRemove)
+	if err != nil {
+		return core.IngestResult{}, core.Unavailablef(err, "indexing %s failed; nothing was changed", cat)
 	}
-	// The index is derived from the store; a failure here is repaired by the
-	// next boot's rebuild, so it is logged rather than reported as lost data.
-	if err := s.index.Upsert(ctx, toIndex); err != nil {
-		s.log.Error("index upsert failed", "catalog", cat, "error", err)
-	}
-	if err := s.index.Remove(ctx, toRemove); err != nil {
-		s.log.Error("index remove failed", "catalog", cat, "error", err)
+	err = s.vis.Publish(func() error {
+		if err := s.store.Apply(ctx, cat, ports.Changes{Put: puts, Meta: &meta, Events: events}); err != nil {
+			change.Discard()
+			return core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
+		}
+		if err := change.Commit(); err != nil {
+			s.log.Error("index commit failed; the next start rebuilds the index", "catalog", cat, "error", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return core.IngestResult{}, err
 	}
 	// Vectors for new and changed resources only. A failing embedder leaves
 	// them without vectors (full-text still finds them); the next boot retries.

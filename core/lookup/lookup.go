@@ -11,15 +11,19 @@ import (
 	"github.com/climatesearch/climatesearch/ports"
 )
 
-// Service implements ports.Resources over a ResourceStore.
+// Service implements ports.Resources over a ResourceStore. Every read runs
+// through the Visibility gate: what it returns is also what search finds.
 type Service struct {
 	store ports.ResourceStore
+	vis   *core.Visibility
 }
 
 var _ ports.Resources = (*Service)(nil)
 
 // New returns a lookup service.
-func New(store ports.ResourceStore) *Service { return &Service{store: store} }
+func New(store ports.ResourceStore, vis *core.Visibility) *Service {
+	return &Service{store: store, vis: vis}
+}
 
 // MaxRefLen bounds an id reference; real ids are far shorter.
 const MaxRefLen = 128
@@ -43,7 +47,15 @@ func (s *Service) Resolve(ctx context.Context, ref string) (core.Resource, error
 		if id == "" {
 			return core.Resource{}, core.Invalidf("resource id after %q is empty", cat+":")
 		}
-		sr, found, err := s.store.Get(ctx, core.Key{Catalog: catalog, ID: id})
+		var sr ports.StoredResource
+		var found bool
+		err = s.vis.Read([]core.CatalogID{catalog}, func() (err error) {
+			sr, found, err = s.store.Get(ctx, core.Key{Catalog: catalog, ID: id})
+			return err
+		})
+		if core.KindOf(err) == core.KindLoading {
+			return core.Resource{}, err
+		}
 		if err != nil {
 			return core.Resource{}, core.Unavailablef(err, "store unavailable")
 		}
@@ -52,7 +64,14 @@ func (s *Service) Resolve(ctx context.Context, ref string) (core.Resource, error
 		}
 		return sr.Resource, nil
 	}
-	found, err := s.store.FindByID(ctx, ref)
+	var found []ports.StoredResource
+	err := s.vis.Read(nil, func() (err error) {
+		found, err = s.store.FindByID(ctx, ref)
+		return err
+	})
+	if core.KindOf(err) == core.KindLoading {
+		return core.Resource{}, err
+	}
 	if err != nil {
 		return core.Resource{}, core.Unavailablef(err, "store unavailable")
 	}
@@ -97,19 +116,25 @@ func (s *Service) Get(ctx context.Context, ref string, lang core.Lang) (core.Res
 // List returns the live resources of the catalogs, localized for lang.
 func (s *Service) List(ctx context.Context, catalogs []core.CatalogID, lang core.Lang) (core.ListResponse, error) {
 	out := core.ListResponse{Source: core.SourceFor(catalogs), Resources: []core.Resource{}}
-	for _, c := range catalogs {
-		err := s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
-			if sr.Resource.Withdrawn {
+	err := s.vis.Read(catalogs, func() error {
+		for _, c := range catalogs {
+			err := s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
+				if sr.Resource.Withdrawn {
+					return nil
+				}
+				r := sr.Resource
+				r.Localize(lang)
+				out.Resources = append(out.Resources, r)
 				return nil
+			})
+			if err != nil {
+				return core.Unavailablef(err, "store unavailable")
 			}
-			r := sr.Resource
-			r.Localize(lang)
-			out.Resources = append(out.Resources, r)
-			return nil
-		})
-		if err != nil {
-			return core.ListResponse{}, core.Unavailablef(err, "store unavailable")
 		}
+		return nil
+	})
+	if err != nil {
+		return core.ListResponse{}, err
 	}
 	return out, nil
 }
@@ -128,6 +153,9 @@ func (s *Service) Origin(ctx context.Context, ref string) (string, error) {
 	}
 	return r.Origin, nil
 }
+
+// Ready reports whether every catalog is loaded into the index.
+func (s *Service) Ready(context.Context) core.Readiness { return s.vis.Readiness() }
 
 // Health reports whether the store can be read.
 func (s *Service) Health(ctx context.Context) core.Health {

@@ -52,7 +52,7 @@ func newFixture(t *testing.T) fixture {
 	dk := dkbrRows(t, "#G0530", "#G0701", "#G1075", "#G0701")
 	dk[3].ID = "6000000000" // the operator's clash
 	st := openStore(t, rs, dk)
-	return fixture{svc: lookup.New(st), store: st}
+	return fixture{svc: lookup.New(st, core.NewVisibility()), store: st}
 }
 
 func TestGetResolvesPrefixedAndBareIDs(t *testing.T) {

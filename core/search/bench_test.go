@@ -60,7 +60,7 @@ func realCatalog(b testing.TB) *search.Service {
 	if _, _, err := vec.Boot(ctx); err != nil {
 		b.Fatal(err)
 	}
-	return search.New(search.Config{VectorWeight: 0.5}, st, ix, vec, nil)
+	return search.New(search.Config{VectorWeight: 0.5}, st, ix, core.NewVisibility(), vec, nil)
 }
 
 var queries = []string{"spånskiva", "betong C30/37", "glasull lösull vindsbjälklag", "stone wool roof board", "KL-trä", "gipskiva"}

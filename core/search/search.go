@@ -45,6 +45,7 @@ type Service struct {
 	cfg      Config
 	store    ports.ResourceStore
 	text     ports.TextIndex
+	vis      *core.Visibility
 	vectors  *embedding.Syncer // nil without an embedder
 	reranker ports.Reranker    // nil without a reranker
 }
@@ -52,11 +53,11 @@ type Service struct {
 var _ ports.Searcher = (*Service)(nil)
 
 // New returns a search service; vectors and reranker may be nil.
-func New(cfg Config, store ports.ResourceStore, text ports.TextIndex, vectors *embedding.Syncer, reranker ports.Reranker) *Service {
+func New(cfg Config, store ports.ResourceStore, text ports.TextIndex, vis *core.Visibility, vectors *embedding.Syncer, reranker ports.Reranker) *Service {
 	if cfg.VectorWeight <= 0 {
 		cfg.VectorWeight = 1
 	}
-	return &Service{cfg: cfg, store: store, text: text, vectors: vectors, reranker: reranker}
+	return &Service{cfg: cfg, store: store, text: text, vis: vis, vectors: vectors, reranker: reranker}
 }
 
 // candidate is a key with its place in each retrieval list.
@@ -83,10 +84,13 @@ func (s *Service) Search(ctx context.Context, req core.SearchRequest) (core.Sear
 		depth = filterDepth
 	}
 
-	fts, err := s.text.Search(ctx, core.TextQuery{Text: req.Query, Lang: req.Lang, Catalogs: req.Catalogs, Limit: depth})
-	if err != nil {
-		return core.SearchResponse{}, core.Unavailablef(err, "full-text index failed")
+	if err := s.vis.Loaded(req.Catalogs); err != nil {
+		return core.SearchResponse{}, err
 	}
+	// Vectors first, outside the gate: the query's embedding may wait on a
+	// remote service. They lag the store anyway (embedding runs after an
+	// ingest), so the answer's consistency comes from the full-text index
+	// and the store, read together below.
 	var vec []core.Scored
 	if req.Vector {
 		var note string
@@ -95,15 +99,21 @@ func (s *Service) Search(ctx context.Context, req core.SearchRequest) (core.Sear
 			resp.Notes = append(resp.Notes, note)
 		}
 	}
-	cands := fuse(fts, vec, s.cfg.VectorWeight)
-
 	// Resolve candidates in fused order until the page (or the rerank
 	// window) is full, dropping withdrawn and filtered-out resources.
 	need := req.Offset + req.Limit
 	if req.Rerank && s.reranker != nil {
 		need = max(need, rerankWindow)
 	}
-	kept, err := s.resolve(ctx, cands, req, need)
+	var kept []*candidate
+	err = s.vis.Read(req.Catalogs, func() error {
+		fts, err := s.text.Search(ctx, core.TextQuery{Text: req.Query, Lang: req.Lang, Catalogs: req.Catalogs, Limit: depth})
+		if err != nil {
+			return core.Unavailablef(err, "full-text index failed")
+		}
+		kept, err = s.resolve(ctx, fuse(fts, vec, s.cfg.VectorWeight), req, need)
+		return err
+	})
 	if err != nil {
 		return core.SearchResponse{}, err
 	}
@@ -250,7 +260,7 @@ func (s *Service) resolve(ctx context.Context, cands []*candidate, req core.Sear
 		for _, c := range cands[start:end] {
 			r, ok := byKey[c.key]
 			if !ok || r.Withdrawn || !matches(&r, req) {
-				continue // the index lags the store by at most one ingest
+				continue // a vector hit of a withdrawn resource, or filtered out
 			}
 			c.resource = r
 			kept = append(kept, c)

@@ -67,6 +67,7 @@ func Parts(cfg config.Config, log *zap.Logger) fx.Option {
 		fx.Provide(
 			newStore,
 			newIndex,
+			core.NewVisibility,
 			newSlog,
 			newWebhooks,
 			func(w *webhooks.Service) ports.EventPublisher { return w },
@@ -214,36 +215,41 @@ func newSources(cfg config.Config) ingest.Sources {
 	}
 }
 
-func newIngest(cfg config.Config, st ports.ResourceStore, ix ports.TextIndex, vec *embedding.Syncer, ev ports.EventPublisher, src ingest.Sources, log *slog.Logger) *ingest.Service {
+func newIngest(cfg config.Config, st ports.ResourceStore, ix ports.TextIndex, vis *core.Visibility, vec *embedding.Syncer, ev ports.EventPublisher, src ingest.Sources, log *slog.Logger) *ingest.Service {
 	return ingest.New(ingest.Config{
 		OriginBase:  cfg.OriginBase,
 		Interval:    cfg.IngestInterval,
 		BootIngest:  cfg.BootIngest,
 		BootTimeout: 3 * cfg.IngestTimeout, // JSON, then the workbooks, then the snapshot
-	}, st, ix, vec, ev, src, log)
+	}, st, ix, vis, vec, ev, src, log)
 }
 
-// startIngest fills the index from the store before the server listens
-// (milliseconds for thousands of resources), then starts the boot ingest and
-// the schedule in the background.
-func startIngest(lc fx.Lifecycle, svc *ingest.Service, vec *embedding.Syncer, log *zap.Logger) {
+// startIngest loads the index from the store in the background, so the
+// server answers (health, readiness with the progress) whatever the
+// catalog size; reads of a catalog answer 503 until it is loaded. Then come
+// the vectors, the boot ingest and the schedule.
+func startIngest(lc fx.Lifecycle, svc *ingest.Service, vis *core.Visibility, vec *embedding.Syncer, log *zap.Logger) {
 	ctx, cancel := context.WithCancel(context.Background())
 	bootDone := make(chan struct{})
+	vis.BeginLoading(core.Catalogs...) // before any hook starts the server
 	lc.Append(fx.Hook{
-		OnStart: func(start context.Context) error {
-			t := time.Now()
-			n, err := svc.Rebuild(start)
-			if err != nil {
-				return fmt.Errorf("rebuilding the search index: %w", err)
-			}
-			log.Info("search index rebuilt from the store", zap.Int("resources", n), zap.Duration("took", time.Since(t)))
-			// Vectors load (and, after a model change, are recomputed) in
-			// the background; until then vector=true answers full-text
-			// and says so. The boot ingest follows, so it never races a
-			// half-loaded vector index.
+		OnStart: func(context.Context) error {
 			go func() {
 				defer close(bootDone)
 				t := time.Now()
+				n, err := svc.Rebuild(ctx)
+				if err != nil {
+					if ctx.Err() == nil {
+						log.Error("rebuilding the search index failed; the service stays unready", zap.Error(err))
+					}
+					return
+				}
+				log.Info("search index rebuilt from the store", zap.Int("resources", n), zap.Duration("took", time.Since(t)))
+				// Vectors load (and, after a model change, are recomputed)
+				// next; until then vector=true answers full-text and says
+				// so. The boot ingest follows, so it never races a
+				// half-loaded vector index.
+				t = time.Now()
 				loaded, computed, err := vec.Boot(ctx)
 				if err != nil {
 					log.Error("loading vectors failed; vector search is degraded", zap.Error(err))
