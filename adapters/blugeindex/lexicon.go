@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unique"
 
 	"github.com/climatesearch/climatesearch/core"
 )
@@ -64,8 +65,12 @@ type docAnalysis struct {
 	// synonyms and heads are the resource's part of the thesaurus.
 	synonyms []langPhrase
 	heads    []langTerms
-	// fields holds the terms of each field of textFields (nil when empty).
+	// fields holds the terms of each field of textFields (nil when empty),
+	// until the document is indexed; lens keeps their lengths. (The terms
+	// and the chunks of the words are most of an analysis's memory; a
+	// resource analysed again is analysed from src.)
 	fields [][]term
+	lens   []int32
 	// names are the word units of the names, for the name coverage.
 	names []langNames
 	// hash fingerprints the terms, so a new dictionary re-indexes only the
@@ -200,21 +205,30 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource) *delta {
 	if len(resplit) > 0 {
 		for k, d := range lex.docs {
 			if _, touched := target[k]; !touched && holdsAny(d.docWords, resplit) {
-				keys, texts, srcs = append(keys, k), append(texts, d.docWords), append(srcs, d.src)
+				keys, texts, srcs = append(keys, k), append(texts, nil), append(srcs, d.src)
 			}
 		}
 	}
 	analyses := make([]*docAnalysis, len(keys))
 	parallel(len(keys), func(i int) {
-		if srcs[i] != nil {
-			analyses[i] = analyze(langs, srcs[i], texts[i])
+		if srcs[i] == nil {
+			return
 		}
+		if texts[i] == nil {
+			texts[i] = wordsOf(fieldChunks(srcs[i]))
+		}
+		analyses[i] = analyze(langs, srcs[i], texts[i])
 	})
 	for i, k := range keys {
 		dl.next[k] = analyses[i]
 	}
 	return dl
 }
+
+// intern returns the one copy of s the process keeps: the words and terms
+// an index keeps per resource repeat across resources, and would otherwise
+// each hold on to the whole lower-cased text they were cut from.
+func intern(s string) string { return unique.Make(s).Value() }
 
 // parallel calls fn(0..n-1), on every core when n is large enough.
 func parallel(n int, fn func(i int)) {
@@ -338,6 +352,7 @@ func (lex *lexicon) add(k core.Key, d *docAnalysis) {
 	}
 	lex.thes.add(k, d)
 	lex.count(d, 1)
+	d.fields, d.chunks = nil, nil // indexed: see docAnalysis
 }
 
 func (lex *lexicon) remove(k core.Key, d *docAnalysis) {
@@ -393,11 +408,11 @@ func wordsOf(cs [][]chunk) *docWords {
 				}
 				if !seen[f.lang][p] {
 					seen[f.lang][p] = true
-					dw.words[f.lang] = append(dw.words[f.lang], p)
+					dw.words[f.lang] = append(dw.words[f.lang], intern(p))
 				}
 				if f.label && !seenLabel[f.lang][p] && isLetters(p) && runeLen(p) >= minFuzzy-1 {
 					seenLabel[f.lang][p] = true
-					dw.labels[f.lang] = append(dw.labels[f.lang], p)
+					dw.labels[f.lang] = append(dw.labels[f.lang], intern(p))
 				}
 			}
 		}
@@ -450,10 +465,10 @@ func (lex *lexicon) count(d *docAnalysis, delta int32) {
 			}
 		}
 	}
-	for i, f := range d.fields {
-		if len(f) > 0 {
+	for i, n := range d.lens {
+		if n > 0 {
 			lex.fieldDocs[i] += int64(delta)
-			lex.fieldLen[i] += int64(delta) * int64(len(f))
+			lex.fieldLen[i] += int64(delta) * int64(n)
 		}
 	}
 }
@@ -525,7 +540,7 @@ func (lex *lexicon) needsFilter(catalogs []core.CatalogID) bool {
 // with the dictionaries of langs.
 func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docAnalysis {
 	chunks := dw.chunks
-	d := &docAnalysis{src: r, docWords: dw, fields: make([][]term, len(textFields)), distinct: make([][]string, len(textFields))}
+	d := &docAnalysis{src: r, docWords: dw, fields: make([][]term, len(textFields)), lens: make([]int32, len(textFields)), distinct: make([][]string, len(textFields))}
 	h := fnv.New64a()
 	seen := map[string]bool{}
 	for i, f := range textFields {
@@ -533,6 +548,7 @@ func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docA
 			continue
 		}
 		d.fields[i] = languageOf(f.lang).analyzeChunks(chunks[i], langs[f.lang])
+		d.lens[i] = int32(len(d.fields[i]))
 		if i == nameField[f.lang] && f.lang != exact {
 			d.names = append(d.names, langNames{lang: f.lang, units: nameUnits(d.fields[i])})
 		}
@@ -540,7 +556,7 @@ func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docA
 		for _, t := range d.fields[i] {
 			if !seen[t.text] {
 				seen[t.text] = true
-				d.distinct[i] = append(d.distinct[i], t.text)
+				d.distinct[i] = append(d.distinct[i], intern(t.text))
 			}
 			_, _ = h.Write([]byte{byte(i), byte(t.kind), byte(t.unit), byte(t.unit >> 8), byte(t.unit >> 16)})
 			_, _ = h.Write([]byte(t.text))
