@@ -59,6 +59,7 @@ func TestOpenAPIOperations(t *testing.T) {
 		admin        bool
 	}{
 		{"/healthz", "GET", []string{"200", "503"}, false},
+		{"/readyz", "GET", []string{"200", "503"}, false},
 		{"/openapi.yaml", "GET", []string{"200"}, false},
 		{"/docs", "GET", []string{"200"}, false},
 		{"/api/search", "GET", []string{"200", "400", "401", "402", "429", "503"}, false},
@@ -66,7 +67,7 @@ func TestOpenAPIOperations(t *testing.T) {
 		{"/api/resources/{id}", "GET", []string{"200", "400", "401", "402", "404", "409", "429", "503"}, false},
 		{"/api/resources/{id}/origin", "GET", []string{"302", "400", "401", "402", "404", "409", "429", "503"}, false},
 		{"/api/resources/compare", "GET", []string{"200", "400", "401", "402", "404", "409", "429", "503"}, false},
-		{"/admin/ingest/run", "POST", []string{"200", "400", "401", "409", "502"}, true},
+		{"/admin/ingest/run", "POST", []string{"200", "400", "401", "409", "502", "503"}, true},
 		{"/admin/resources", "POST", []string{"200", "400", "401", "413", "415", "503"}, true},
 		{"/admin/ingest/preview", "POST", []string{"200", "400", "401", "413", "415", "503"}, true},
 		{"/admin/ingest/file", "POST", []string{"200", "400", "401", "404", "413", "415", "503"}, true},
@@ -145,11 +146,22 @@ func TestOpenAPIOperations(t *testing.T) {
 						continue
 					}
 					want := "#/components/schemas/Error"
-					if tc.path == "/healthz" {
+					switch tc.path {
+					case "/healthz":
 						want = "#/components/schemas/Health"
+					case "/readyz":
+						want = "#/components/schemas/Readiness"
 					}
 					if c.Schema.Ref != want {
 						t.Errorf("%s: schema %q, want %q", code, c.Schema.Ref, want)
+					}
+					// A 503 may mean the index is still loading after a
+					// start (every read and ingest, and /readyz): the
+					// answer says when to ask again.
+					if code == "503" && tc.path != "/healthz" {
+						if h := resp.Headers["Retry-After"]; h == nil || h.Value == nil || h.Value.Schema == nil || !h.Value.Schema.Value.Type.Is("integer") {
+							t.Errorf("503: Retry-After header not documented")
+						}
 					}
 				}
 			}
@@ -354,6 +366,8 @@ func TestSchemasMatchCore(t *testing.T) {
 		{"ResourceBatch", core.ResourceBatch{}},
 		{"BatchItem", core.BatchItem{}},
 		{"Health", core.Health{}},
+		{"Readiness", core.Readiness{}},
+		{"CatalogLoad", core.CatalogLoad{}},
 		{"WebhookEvent", core.Event{}},
 		{"WebhookEventCounts", core.EventCounts{}},
 		{"WebhookDestination", core.Destination{}},

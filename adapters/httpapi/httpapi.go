@@ -62,6 +62,7 @@ func New(d Deps) *API {
 	})
 
 	e.GET("/healthz", a.health)
+	e.GET("/readyz", a.ready)
 	e.GET("/openapi.yaml", a.openapi)
 	e.GET("/docs", a.docs)
 	e.GET("/docs/*file", a.docs)
@@ -108,12 +109,17 @@ func writeError(c *gin.Context, status int, msg string) {
 	c.AbortWithStatusJSON(status, errorBody{Error: msg})
 }
 
+// RetryLoading is the Retry-After, in seconds, of the answers given while
+// the search index is still loading after a start.
+const RetryLoading = "2"
+
 // fail maps a core error to its status.
 func (a *API) fail(c *gin.Context, err error) {
 	var ce *core.Error
 	errors.As(err, &ce)
 	status := http.StatusInternalServerError
-	switch core.KindOf(err) {
+	kind := core.KindOf(err)
+	switch kind {
 	case core.KindInvalid:
 		status = http.StatusBadRequest
 	case core.KindNotFound:
@@ -129,6 +135,11 @@ func (a *API) fail(c *gin.Context, err error) {
 		if strings.HasPrefix(c.Request.URL.Path, "/admin/ingest/run") {
 			status = http.StatusBadGateway // the publisher, not this service, failed
 		}
+	case core.KindLoading:
+		// A start, not an outage: the answer would be incomplete, so the
+		// client is told when to ask again.
+		status = http.StatusServiceUnavailable
+		c.Header("Retry-After", RetryLoading)
 	}
 	body := errorBody{Error: err.Error()}
 	if ce != nil {
@@ -140,7 +151,7 @@ func (a *API) fail(c *gin.Context, err error) {
 		c.AbortWithStatus(499)
 		return
 	}
-	if status >= 500 {
+	if status >= 500 && kind != core.KindLoading {
 		a.d.Log.Error("request failed", zap.String("path", c.Request.URL.Path), zap.Int("status", status), zap.Error(err))
 		if status == http.StatusInternalServerError {
 			body.Error = "internal error; the incident is logged"
@@ -194,6 +205,19 @@ func (a *API) health(c *gin.Context) {
 		status = http.StatusServiceUnavailable
 	}
 	c.JSON(status, h)
+}
+
+// ready is the readiness probe: 200 once every catalog is loaded into the
+// search index, 503 (with what is still loading and how far) before.
+// /healthz stays the liveness probe: it answers 200 during the load.
+func (a *API) ready(c *gin.Context) {
+	r := a.d.Resources.Ready(c)
+	status := http.StatusOK
+	if !r.Ready {
+		status = http.StatusServiceUnavailable
+		c.Header("Retry-After", RetryLoading)
+	}
+	c.JSON(status, r)
 }
 
 func (a *API) openapi(c *gin.Context) {
