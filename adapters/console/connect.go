@@ -13,6 +13,7 @@ type connectPage struct {
 	layout
 	Base    string
 	Health  core.Health
+	Ready   core.Readiness
 	Clients []clientConfig
 	Curls   []curlExample
 }
@@ -34,7 +35,8 @@ func pretty(v any) string {
 
 func (c *Console) connect(g *gin.Context) {
 	base := baseURL(g.Request)
-	p := connectPage{layout: c.layout(g, "Connect", "connect"), Base: base, Health: c.d.Resources.Health(g)}
+	p := connectPage{layout: c.layout(g, "Connect", "connect"), Base: base,
+		Health: c.d.Resources.Health(g), Ready: c.d.Resources.Ready(g)}
 	mcpURL, sseURL := base+"/mcp", base+"/mcp/sse"
 	type srv = map[string]any
 	for _, t := range []struct {
@@ -70,6 +72,7 @@ func (c *Console) connect(g *gin.Context) {
 	}
 	p.Curls = []curlExample{
 		{What: "Health", Cmd: "curl -s " + base + "/healthz"},
+		{What: "Readiness (503 while the index loads)", Cmd: "curl -s " + base + "/readyz"},
 		{What: "The OpenAPI document", Cmd: "curl -s " + base + "/openapi.yaml"},
 		{What: "Search", Cmd: "curl -s '" + base + "/api/search?q=sp%C3%A5nskiva&lang=sv&limit=5'"},
 		{What: "Search both catalogs with vectors", Cmd: "curl -s '" + base + "/api/search?q=roof+tile&lang=en&databases=national,dkbr&vector=true'"},

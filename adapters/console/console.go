@@ -253,7 +253,9 @@ func statusOf(err error) (int, string) {
 		return http.StatusUnauthorized, err.Error()
 	case core.KindTooLarge:
 		return http.StatusRequestEntityTooLarge, err.Error()
-	case core.KindUnavailable:
+	case core.KindUnavailable, core.KindLoading:
+		// Loading: the search index is still being filled after a start;
+		// the message names the catalog and its progress.
 		return http.StatusServiceUnavailable, err.Error()
 	}
 	return http.StatusInternalServerError, "internal error; the incident is logged"
@@ -261,7 +263,9 @@ func statusOf(err error) (int, string) {
 
 func (c *Console) failErr(g *gin.Context, err error) {
 	status, msg := statusOf(err)
-	if status >= 500 {
+	if core.KindOf(err) == core.KindLoading {
+		g.Header("Retry-After", "2")
+	} else if status >= 500 {
 		c.d.Log.Error("console request failed", zap.String("path", g.Request.URL.Path), zap.Error(err))
 	}
 	c.fail(g, status, msg)

@@ -75,7 +75,8 @@ func (f *fakeResources) List(context.Context, []core.CatalogID, core.Lang) (core
 func (f *fakeResources) Origin(context.Context, string) (string, error) {
 	return "", errors.New("not used")
 }
-func (f *fakeResources) Health(context.Context) core.Health { return core.Health{Status: "ok"} }
+func (f *fakeResources) Health(context.Context) core.Health   { return core.Health{Status: "ok"} }
+func (f *fakeResources) Ready(context.Context) core.Readiness { return core.Readiness{Ready: true} }
 
 type fakeCompare struct {
 	got core.CompareRequest
@@ -360,6 +361,7 @@ func TestCoreErrorsBecomeActionableToolErrors(t *testing.T) {
 	f := newFixture(t, false)
 	conflict := &core.Error{Kind: core.KindConflict, Msg: `id "7" exists in catalogs national and dkbr: ask for one of national:7, dkbr:7`,
 		Candidates: []core.CatalogID{core.National, core.DKBR}}
+	loading := &core.Error{Kind: core.KindLoading, Msg: "the search index is still loading after a start (national: 3 of 9 resources indexed); retry in a few seconds"}
 	for _, tc := range []struct {
 		tool, args string
 		err        error
@@ -373,6 +375,8 @@ func TestCoreErrorsBecomeActionableToolErrors(t *testing.T) {
 		{ToolCompare, `{"a":"1","b":"2","impact":"a4"}`, core.Invalidf("b (national:2) does not publish a4 (impact a4); choose another impact"),
 			[]string{"does not publish a4", "typical is published"}, false},
 		{ToolSearch, `{"query":"x"}`, core.Unavailablef(errors.New("disk on fire"), "store unavailable"), []string{"cannot answer right now", "try again"}, true},
+		{ToolSearch, `{"query":"x"}`, loading, []string{"still loading", "national: 3 of 9 resources indexed", "call " + ToolSearch + " again in a few seconds"}, false},
+		{ToolDetails, `{"id":"7"}`, loading, []string{"still loading", "call " + ToolDetails + " again in a few seconds"}, false},
 		{ToolSearch, `{"query":"x"}`, errors.New("nil pointer somewhere"), []string{"internal error", "Try again"}, true},
 	} {
 		f.s.err, f.r.err, f.c.err = tc.err, tc.err, tc.err

@@ -326,6 +326,9 @@ func (s *Server) fail(ctx context.Context, tool string, err error) *mcp.CallTool
 			}
 		}
 		msg += ". Call " + tool + " again with one of these prefixed ids (candidate catalogs: " + strings.Join(cands, ", ") + ")."
+	case core.KindLoading:
+		// A start, not an incident: the message names what is loading.
+		msg += ". The service has just started and answers once its index is loaded: call " + tool + " again in a few seconds."
 	case core.KindUnavailable:
 		s.d.Log.Error("mcp tool failed", zap.String("tool", tool), zap.Error(err))
 		msg = "the service cannot answer right now (" + msg + "); try again in a moment."
