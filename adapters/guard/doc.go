@@ -5,7 +5,9 @@
 // (Authorization: Payment, draft-httpauth-payment-01 with the charge
 // intent), else a 402 challenge (or 401 when payment is not offered).
 // /admin and the console never take a key or a payment: they need the
-// admin token. /healthz, /openapi.yaml and /docs stay public.
+// admin token. /healthz, /readyz, /openapi.yaml and /docs stay public.
+// While the search index loads after a start, charged calls answer 503
+// before any key is counted or payment taken.
 //
 // Every file but this one is compiled only with -tags hosted, so the
 // self-hosted binary has no guard code path. docs/HOSTED.md describes the

@@ -52,7 +52,12 @@ type Deps struct {
 	// Operator tells whether a console request carries a signed-in
 	// operator's session.
 	Operator func(*http.Request) bool
-	Log      *zap.Logger
+	// Loading returns the error reads answer while the search index is
+	// still loading after a start, nil once it is loaded (nil func: never).
+	// A charged call is then refused with 503 before any key is counted or
+	// payment taken: the answer would be a 503 the caller paid for.
+	Loading func() error
+	Log     *zap.Logger
 }
 
 // Guard is the middleware.
@@ -85,7 +90,7 @@ const (
 func classify(r *http.Request) area {
 	p := r.URL.Path
 	switch {
-	case p == "/healthz" || p == "/openapi.yaml" || p == "/openapi.json" || p == "/docs" || strings.HasPrefix(p, "/docs/"):
+	case p == "/healthz" || p == "/readyz" || p == "/openapi.yaml" || p == "/openapi.json" || p == "/docs" || strings.HasPrefix(p, "/docs/"):
 		return public
 	case p == "/api" || strings.HasPrefix(p, "/api/"):
 		return api
@@ -130,6 +135,9 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 			}
 			next.ServeHTTP(w, r)
 		case api:
+			if g.loading(w) {
+				return
+			}
 			call := core.Call{Host: r.Host, Method: r.Method, PathQuery: r.URL.RequestURI(), What: "one call of " + r.URL.Path}
 			if g.admit(w, r, call) {
 				next.ServeHTTP(w, r)
@@ -157,6 +165,9 @@ func (g *Guard) serveMCP(w http.ResponseWriter, r *http.Request, next http.Handl
 	tools := toolCalls(body)
 	if len(tools) == 0 {
 		next.ServeHTTP(w, r)
+		return
+	}
+	if g.loading(w) {
 		return
 	}
 	sum := sha256.Sum256(body)
@@ -199,6 +210,20 @@ func toolCalls(body []byte) []string {
 		}
 	}
 	return out
+}
+
+// loading answers 503 with Retry-After while the search index is still
+// loading after a start, and tells whether it did.
+func (g *Guard) loading(w http.ResponseWriter) bool {
+	if g.d.Loading == nil {
+		return false
+	}
+	err := g.d.Loading()
+	if err == nil {
+		return false
+	}
+	writeError(w, http.StatusServiceUnavailable, err.Error()+" (nothing was charged)", map[string]string{"Retry-After": "2"})
+	return true
 }
 
 // admit applies the decision order to a charged call and answers the

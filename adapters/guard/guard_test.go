@@ -98,7 +98,7 @@ func serve(g *Guard, method, path, auth string, body string, header ...string) a
 
 func TestPublicPathsPassInTheHostedBuild(t *testing.T) {
 	g, _ := newGuard(true, &fakePayments{})
-	for _, p := range []string{"/healthz", "/openapi.yaml", "/docs", "/docs/swagger-ui.css", "/console/static/console.css", "/signin"} {
+	for _, p := range []string{"/healthz", "/readyz", "/openapi.yaml", "/docs", "/docs/swagger-ui.css", "/console/static/console.css", "/signin"} {
 		if a := serve(g, "GET", p, "", ""); !a.served || a.status != 200 {
 			t.Errorf("%s: %d served=%v", p, a.status, a.served)
 		}
@@ -272,5 +272,43 @@ func TestInternalTokenOnlyOpensWithTheExactValue(t *testing.T) {
 	g.d.Internal = ""
 	if a := serve(g, "GET", "/api/search?q=x", "", "", InternalHeader, ""); a.served {
 		t.Fatal("an empty internal token opened /api")
+	}
+}
+
+// TestLoadingRefusesChargedCallsBeforePayment: while the index loads after a
+// start, /api and MCP tools/call answer 503 with Retry-After before any
+// payment is taken or key verified; the free paths still pass.
+func TestLoadingRefusesChargedCallsBeforePayment(t *testing.T) {
+	pay := &fakePayments{}
+	g, _ := newGuard(true, pay)
+	loading := &core.Error{Kind: core.KindLoading, Msg: "the search index is still loading after a start (national: 0 of 9 resources indexed); retry in a few seconds"}
+	var state error = loading
+	g.d.Loading = func() error { return state }
+	call := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search_climate_data","arguments":{"query":"betong"}}}`
+	for _, tc := range []struct{ method, path, auth, body string }{
+		{"GET", "/api/search?q=x", "Payment good", ""},
+		{"GET", "/api/resources", "Bearer good", ""},
+		{"GET", "/api/resources", "", ""},
+		{"POST", "/mcp", "Payment good", call},
+	} {
+		a := serve(g, tc.method, tc.path, tc.auth, tc.body)
+		if a.served || a.status != 503 || a.header.Get("Retry-After") != "2" || !strings.Contains(a.body, "still loading") || !strings.Contains(a.body, "nothing was charged") {
+			t.Errorf("%s %s (%s) while loading: %d served=%v %v %s", tc.method, tc.path, tc.auth, a.status, a.served, a.header, a.body)
+		}
+	}
+	if len(pay.calls) != 0 {
+		t.Errorf("payments were asked about while loading: %v", pay.calls)
+	}
+	for _, p := range []string{"/healthz", "/readyz", "/openapi.yaml"} {
+		if a := serve(g, "GET", p, "", ""); !a.served {
+			t.Errorf("%s while loading: %d", p, a.status)
+		}
+	}
+	if a := serve(g, "POST", "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); !a.served {
+		t.Errorf("tools/list while loading: %d", a.status)
+	}
+	state = nil
+	if a := serve(g, "GET", "/api/search?q=x", "Payment good", ""); !a.served || len(pay.calls) != 1 {
+		t.Errorf("paid call once loaded: %d served=%v, %d payment calls", a.status, a.served, len(pay.calls))
 	}
 }

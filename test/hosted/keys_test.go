@@ -61,7 +61,7 @@ func TestKeyFileGuardsAPIAndMCP(t *testing.T) {
 	env["SERVICE_API_KEYS_FILE"] = writeFile(t, "# customers\n"+keyfile.Line("acme", "sk_acme_1")+"\n")
 	p := start(t, env)
 
-	for _, path := range []string{"/healthz", "/openapi.yaml", "/docs", "/docs/swagger-ui.css", "/console/static/console.css"} {
+	for _, path := range []string{"/healthz", "/readyz", "/openapi.yaml", "/docs", "/docs/swagger-ui.css", "/console/static/console.css"} {
 		if a := do(t, "GET", p.URL+path, ""); a.Status != 200 {
 			t.Errorf("public %s: %d", path, a.Status)
 		}

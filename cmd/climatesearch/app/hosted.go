@@ -18,6 +18,7 @@ import (
 	"github.com/climatesearch/climatesearch/adapters/tempo"
 	"github.com/climatesearch/climatesearch/adapters/unkey"
 	"github.com/climatesearch/climatesearch/config"
+	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/core/access"
 	"github.com/climatesearch/climatesearch/core/payment"
 	"github.com/climatesearch/climatesearch/ports"
@@ -51,10 +52,13 @@ func buildParts() fx.Option {
 var testMethods []ports.PaymentMethod
 
 // newRoot wraps the API engine (with MCP and the console) in the guard.
-func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, st *badgerstore.Store, log *zap.Logger, extras *HostedExtras, it internalToken) (Root, error) {
+// While the index loads after a start, charged calls are refused before
+// any payment is taken.
+func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, st *badgerstore.Store, vis *core.Visibility, log *zap.Logger, extras *HostedExtras, it internalToken) (Root, error) {
 	d := guard.Deps{
 		AdminToken: cfg.AdminToken, AdminUnlocksAPI: cfg.AdminUnlocksAPI, Realm: cfg.PaymentRealm,
 		Operator: c.SignedIn, Internal: string(it), Log: log.Named("guard"),
+		Loading: func() error { return vis.Loaded(nil) },
 	}
 	var verifier ports.KeyVerifier
 	switch {
