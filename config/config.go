@@ -35,6 +35,9 @@ type Config struct {
 	LogFormat      string
 	LogLevel       string
 	ShutdownGrace  time.Duration
+	// StartTimeout bounds the start hooks (opening the store, listening);
+	// the search index loads after it, in the background.
+	StartTimeout time.Duration
 
 	MaxUpload       int64
 	Embedder        string
@@ -169,6 +172,7 @@ var settings = []setting{
 	{"log-format", "SERVICE_LOG_FORMAT", "auto", "json, console, or auto (console on a terminal, json otherwise)", str(func(c *Config) *string { return &c.LogFormat })},
 	{"log-level", "SERVICE_LOG_LEVEL", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
 	{"shutdown-grace", "SERVICE_SHUTDOWN_GRACE", "10s", "time in-flight requests get on SIGINT/SIGTERM", dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
+	{"start-timeout", "SERVICE_START_TIMEOUT", "15s", "bound on the start (opening the store, listening); the search index loads after it, in the background, whatever the catalog size", dur(func(c *Config) *time.Duration { return &c.StartTimeout })},
 	{"max-upload", "SERVICE_MAX_UPLOAD", "32MiB", "largest spreadsheet accepted by /admin/ingest/preview and /admin/ingest/file (e.g. 32MiB, 500KiB)", size(func(c *Config) *int64 { return &c.MaxUpload })},
 	{"embedder", "SERVICE_EMBEDDER", "hash", "vectors: hash (offline, lexical n-grams), openai (an OpenAI-compatible /v1/embeddings server) or none", str(func(c *Config) *string { return &c.Embedder })},
 	{"vector-weight", "SERVICE_VECTOR_WEIGHT", "auto", "weight of the vector list in the fusion (1 = plain RRF); auto = 0.5 for the lexical hash embedder, 1 for a model", str(func(c *Config) *string { return &c.VectorWeight })},
@@ -281,6 +285,9 @@ func (c Config) validate() error {
 	}
 	if c.IngestInterval != 0 && c.IngestInterval < time.Minute {
 		return fmt.Errorf("invalid %s %s: use 0 (off) or at least 1m, the publisher updates weekly at most", c.name("SERVICE_INGEST_INTERVAL"), c.IngestInterval)
+	}
+	if c.StartTimeout <= 0 {
+		return fmt.Errorf("invalid %s: must be positive", c.name("SERVICE_START_TIMEOUT"))
 	}
 	if c.IngestTimeout <= 0 {
 		return fmt.Errorf("invalid %s: must be positive", c.name("SERVICE_INGEST_TIMEOUT"))

@@ -18,7 +18,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Addr != "127.0.0.1:8080" || c.DataDir != "./data" || c.UpstreamURL != DefaultUpstreamURL || c.OriginBase != DefaultOriginBase ||
-		c.IngestInterval != 168*time.Hour || !c.BootIngest || c.AdminToken != "" || c.UpstreamVer != "latest" {
+		c.IngestInterval != 168*time.Hour || !c.BootIngest || c.AdminToken != "" || c.UpstreamVer != "latest" || c.StartTimeout != 15*time.Second {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -50,6 +50,9 @@ func TestInvalidConfigurationIsOneClearLine(t *testing.T) {
 		"origin":   {nil, map[string]string{"SERVICE_ORIGIN_BASE": "klimatdatabasen"}, "SERVICE_ORIGIN_BASE"},
 		"log":      {nil, map[string]string{"SERVICE_LOG_FORMAT": "xml"}, "SERVICE_LOG_FORMAT"},
 		"bool":     {nil, map[string]string{"SERVICE_BOOT_INGEST": "sometimes"}, "SERVICE_BOOT_INGEST"},
+		"start":    {nil, map[string]string{"SERVICE_START_TIMEOUT": "0"}, "SERVICE_START_TIMEOUT"},
+		"startneg": {[]string{"-start-timeout=-1s"}, nil, "-start-timeout"},
+		"startfmt": {nil, map[string]string{"SERVICE_START_TIMEOUT": "soon"}, "SERVICE_START_TIMEOUT"},
 		"flag":     {[]string{"-colour"}, nil, "colour"},
 		"arg":      {[]string{"serve"}, nil, "unexpected argument"},
 	}

@@ -41,7 +41,9 @@ func main() {
 	}
 	defer log.Sync() //nolint:errcheck // stderr sync fails on some terminals
 
-	a := fx.New(app.Options(cfg, log))
+	// Nothing slow runs in a start hook (the index loads in the
+	// background), so the bound holds whatever the catalog size.
+	a := fx.New(app.Options(cfg, log), fx.StartTimeout(cfg.StartTimeout))
 	startCtx, cancel := context.WithTimeout(context.Background(), a.StartTimeout())
 	defer cancel()
 	if err := a.Start(startCtx); err != nil {

@@ -21,6 +21,7 @@ func TestInvalidConfigurationStopsAtStart(t *testing.T) {
 		{"interval", map[string]string{"SERVICE_INGEST_INTERVAL": "banana"}, nil, []string{"SERVICE_INGEST_INTERVAL", "banana"}},
 		{"upstream-url", map[string]string{"SERVICE_UPSTREAM_URL": "ftp://x"}, nil, []string{"SERVICE_UPSTREAM_URL", "ftp://x"}},
 		{"log-format", map[string]string{"SERVICE_LOG_FORMAT": "xml"}, nil, []string{"SERVICE_LOG_FORMAT", "xml"}},
+		{"start-timeout", map[string]string{"SERVICE_START_TIMEOUT": "0s"}, nil, []string{"SERVICE_START_TIMEOUT", "positive"}},
 		// A bad flag value is named as the flag, not as the (valid)
 		// environment variable it overrides.
 		{"addr-flag", nil, []string{"-addr=nonsense"}, []string{"-addr", "nonsense"}},
