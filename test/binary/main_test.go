@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -268,7 +267,8 @@ func freePort(t *testing.T) int {
 	return port
 }
 
-// start runs the binary on a free port and waits until /healthz answers.
+// start runs the binary on a free port and waits until /readyz answers 200:
+// the search index is loaded, so reads answer (before, they answer 503).
 // A port taken in between (the only expected start failure) is retried on
 // another port. addrFlag passes the address as -addr instead of SERVICE_ADDR.
 func start(t *testing.T, env map[string]string, args ...string) *proc {
@@ -292,7 +292,7 @@ func startOpt(t *testing.T, addrFlag bool, env map[string]string, args ...string
 		}
 		p := spawn(t, e, a...)
 		p.Addr, p.URL = addr, "http://"+addr
-		err := p.waitHealthy()
+		err := p.waitReady()
 		if err == nil {
 			return p
 		}
@@ -300,7 +300,7 @@ func startOpt(t *testing.T, addrFlag bool, env map[string]string, args ...string
 			t.Logf("port %s was taken; retrying on another", addr)
 			continue
 		}
-		t.Fatalf("the service did not become healthy: %v\nstderr:\n%s", err, tail(p.Stderr.String(), 40))
+		t.Fatalf("the service did not become ready: %v\nstderr:\n%s", err, tail(p.Stderr.String(), 40))
 	}
 }
 
@@ -313,25 +313,13 @@ func (p *proc) exited() bool {
 	}
 }
 
-// waitHealthy polls /healthz until it answers 200 or the process exits.
-func (p *proc) waitHealthy() error {
-	deadline := time.Now().Add(patience)
-	c := &http.Client{Timeout: 2 * time.Second}
-	for time.Now().Before(deadline) {
-		if p.exited() {
-			return fmt.Errorf("process exited: %v", p.err)
-		}
-		resp, err := c.Get(p.URL + "/healthz")
-		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
+// waitReady polls /readyz until it answers 200 or the process exits.
+func (p *proc) waitReady() error {
+	err := testbin.WaitReady(p.URL, p.done, patience)
+	if err != nil && p.exited() {
+		return fmt.Errorf("process exited: %v", p.err)
 	}
-	return errors.New("no 200 from /healthz within the safety limit")
+	return err
 }
 
 // wait waits for the process to exit and returns its exit code (-1 when it

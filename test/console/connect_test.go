@@ -86,6 +86,9 @@ func TestConnectConfigWorksWithTheInspector(t *testing.T) {
 	if h := b.text("#health"); h != "ok" {
 		t.Errorf("/connect shows health %q", h)
 	}
+	if r := b.text("#ready"); r != "ready" {
+		t.Errorf("/connect shows readiness %q after /readyz answered 200", r)
+	}
 	if base := b.text("#base-url"); base != svc.URL {
 		t.Errorf("/connect shows the base URL %q, the browser reached %s", base, svc.URL)
 	}

@@ -90,7 +90,7 @@ type service struct {
 const nationalResources = 235
 
 // startService runs the binary on a free loopback port with a fresh data
-// directory against a publisher stand-in, waits for /healthz and for its
+// directory against a publisher stand-in, waits for /readyz and for its
 // boot ingest of the national catalog to finish.
 func startService(t *testing.T, extra map[string]string) *service {
 	t.Helper()
@@ -141,11 +141,11 @@ func startService(t *testing.T, extra map[string]string) *service {
 				t.Logf("stderr of the service:\n%s", tail(s.stderr.String(), 40))
 			}
 		})
-		if err := s.waitHealthy(); err != nil {
+		if err := s.waitReady(); err != nil {
 			if s.exited() && strings.Contains(s.stderr.String(), "address already in use") && attempt < 5 {
 				continue
 			}
-			t.Fatalf("the service did not become healthy: %v\n%s", err, tail(s.stderr.String(), 40))
+			t.Fatalf("the service did not become ready: %v\n%s", err, tail(s.stderr.String(), 40))
 		}
 		s.waitNational()
 		return s
@@ -161,7 +161,9 @@ func (s *service) exited() bool {
 	}
 }
 
-func (s *service) waitHealthy() error { return testbin.WaitHealthy(s.URL, s.done, patience) }
+// waitReady waits until /readyz answers 200: the search index is loaded,
+// so the pages' reads answer (before, they show 503 loading).
+func (s *service) waitReady() error { return testbin.WaitReady(s.URL, s.done, patience) }
 
 // waitNational polls the national listing until the boot ingest has stored
 // the real catalog.

@@ -70,6 +70,9 @@ type env struct {
 	Log      *zap.Logger
 	// Extra fx options for the next start (e.g. fx.Populate of a part).
 	Extra []fx.Option
+	// NoWait makes start return once the server listens, without waiting
+	// for the search index to load (tests of the loading state).
+	NoWait bool
 }
 
 var (
@@ -170,6 +173,25 @@ func (e *env) start() {
 	}
 	e.URL = "http://" + srv.Addr()
 	t.Cleanup(e.stop) // stop is a no-op when the test already stopped the app
+	if !e.NoWait {
+		e.waitReady()
+	}
+}
+
+// waitReady polls /readyz (each answer checked against /openapi.yaml) until
+// it answers 200: the index has loaded in the background after the start,
+// so reads answer instead of 503.
+func (e *env) waitReady() {
+	e.t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r := e.get("/readyz")
+		if r.Status == http.StatusOK {
+			return
+		}
+		if r.Status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			e.t.Fatalf("/readyz: %d %s", r.Status, r.Body)
+		}
+	}
 }
 
 func (e *env) stop() {

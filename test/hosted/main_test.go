@@ -105,15 +105,17 @@ func spawnBin(t *testing.T, bin string, env map[string]string) *proc {
 	return p
 }
 
-// start spawns the binary and waits until /healthz answers.
+// start spawns the binary and waits until /readyz answers 200.
 func start(t *testing.T, env map[string]string) *proc { return startBin(t, binPath, env) }
 
-// startBin spawns bin and waits until /healthz answers.
+// startBin spawns bin and waits until /readyz (public, like /healthz)
+// answers 200: the search index is loaded, so paid calls answer (before,
+// they answer 503 without charging).
 func startBin(t *testing.T, bin string, env map[string]string) *proc {
 	t.Helper()
 	p := spawnBin(t, bin, env)
-	if err := testbin.WaitHealthy(p.URL, p.done, patience); err != nil {
-		t.Fatalf("the hosted binary is not healthy: %v\n%s", err, testbin.Tail(p.stderr.String(), 20))
+	if err := testbin.WaitReady(p.URL, p.done, patience); err != nil {
+		t.Fatalf("the hosted binary is not ready: %v\n%s", err, testbin.Tail(p.stderr.String(), 20))
 	}
 	return p
 }

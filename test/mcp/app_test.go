@@ -26,6 +26,7 @@ import (
 
 	"github.com/climatesearch/climatesearch/cmd/climatesearch/app"
 	"github.com/climatesearch/climatesearch/config"
+	"github.com/climatesearch/climatesearch/core"
 )
 
 // env is the whole app booted in-process (so -race sees the MCP adapter)
@@ -64,13 +65,14 @@ func newEnv(t *testing.T, settings map[string]string) *env {
 		t.Fatal(err)
 	}
 	var srv *app.Server
+	var vis *core.Visibility
 	// Warnings go to the test log; the info line that ends the background
 	// vector boot is watched, so the ingest below never races it.
 	obs, seen := observer.New(zap.InfoLevel)
 	logger := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return zapcore.NewTee(c, obs)
 	})))
-	a := fx.New(app.Options(cfg, logger, fx.Populate(&srv)))
+	a := fx.New(app.Options(cfg, logger, fx.Populate(&srv, &vis)))
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	if err := a.Start(ctx); err != nil {
@@ -82,6 +84,9 @@ func newEnv(t *testing.T, settings map[string]string) *env {
 			e.stop()
 		}
 	})
+	// The index loads in the background after the start; until then reads
+	// and ingests answer 503.
+	waitFor(t, "the search index loaded", func() bool { return vis.Readiness().Ready })
 	if cfg.Embedder != "none" {
 		waitFor(t, "the vector boot", func() bool {
 			return seen.FilterMessage("vectors ready").Len()+seen.FilterMessage("loading vectors failed; vector search is degraded").Len() > 0

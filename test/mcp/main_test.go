@@ -130,7 +130,7 @@ type proc struct {
 }
 
 // startBinary runs the binary on a free port against a publisher stand-in,
-// waits for /healthz, and loads the real national catalog.
+// waits for /readyz, and loads the real national catalog.
 func startBinary(t *testing.T, extra map[string]string) *proc {
 	t.Helper()
 	up := publisher(t)
@@ -181,11 +181,11 @@ func startBinary(t *testing.T, extra map[string]string) *proc {
 				t.Logf("stderr of the service:\n%s", tail(p.stderr.String(), 40))
 			}
 		})
-		if err := p.waitHealthy(); err != nil {
+		if err := p.waitReady(); err != nil {
 			if p.exited() && strings.Contains(p.stderr.String(), "address already in use") && attempt < 5 {
 				continue
 			}
-			t.Fatalf("the service did not become healthy: %v\n%s", err, tail(p.stderr.String(), 40))
+			t.Fatalf("the service did not become ready: %v\n%s", err, tail(p.stderr.String(), 40))
 		}
 		status, body := httpDo(t, http.MethodPost, p.URL+"/admin/ingest/run?catalog=national", "", nil)
 		if status != http.StatusOK {
@@ -214,22 +214,9 @@ func (p *proc) exited() bool {
 	}
 }
 
-func (p *proc) waitHealthy() error {
-	c := &http.Client{Timeout: 2 * time.Second}
-	for deadline := time.Now().Add(patience); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if p.exited() {
-			return errors.New("the process exited")
-		}
-		if resp, err := c.Get(p.URL + "/healthz"); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-	}
-	return errors.New("no 200 from /healthz within the safety limit")
-}
+// waitReady waits until /readyz answers 200: the search index is loaded,
+// so reads and ingests answer (before, they answer 503).
+func (p *proc) waitReady() error { return testbin.WaitReady(p.URL, p.done, patience) }
 
 // stop sends SIGTERM and returns the exit code.
 func (p *proc) stop() int {

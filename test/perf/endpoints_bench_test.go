@@ -42,7 +42,8 @@ func upstream(b *testing.B) *boverkettest.Server {
 }
 
 // boot starts the application on an empty temporary directory, without a
-// boot ingest or schedule, and returns its handler and a stop function.
+// boot ingest or schedule, waits until its index has loaded (reads answer
+// 503 before), and returns its handler and a stop function.
 // extra options go to fx (e.g. fx.Populate of a part).
 func boot(b *testing.B, up *boverkettest.Server, extra ...fx.Option) (http.Handler, func()) {
 	b.Helper()
@@ -70,11 +71,18 @@ func bootEnv(b *testing.B, up *boverkettest.Server, settings map[string]string, 
 		b.Fatal(err)
 	}
 	var api *httpapi.API
-	a := fx.New(app.Options(cfg, zap.NewNop(), append([]fx.Option{fx.Populate(&api)}, extra...)...))
+	var vis *core.Visibility
+	a := fx.New(app.Options(cfg, zap.NewNop(), append([]fx.Option{fx.Populate(&api, &vis)}, extra...)...))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := a.Start(ctx); err != nil {
 		b.Fatal(err)
+	}
+	for !vis.Readiness().Ready {
+		if ctx.Err() != nil {
+			b.Fatalf("the index did not load: %s", vis.Readiness().Reason)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	return api, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

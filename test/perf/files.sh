@@ -22,7 +22,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 SERVICE_ADDR=127.0.0.1:$port SERVICE_DATA_DIR=$work/data SERVICE_BOOT_INGEST=false SERVICE_INGEST_INTERVAL=0 \
   SERVICE_LOG_LEVEL=warn SERVICE_MAX_UPLOAD=64MiB "$work/climatesearch" 2>"$work/log" &
 pid=$!
-until curl -sf "http://127.0.0.1:$port/healthz" >/dev/null; do sleep 0.05; done
+until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do sleep 0.05; done
 base="http://127.0.0.1:$port"
 hwm() { awk '/VmHWM/{print $2/1024 " MiB"}' /proc/$pid/status; }
 step() { # name, curl args...

@@ -280,7 +280,7 @@ boot_runs restart 235 setup_restart
 for i in $(seq "$RUNS"); do
   setup_restart "$i"
   env "${SENV[@]}" SERVICE_LOG_LEVEL=info python3 "$HELPER" boot --pid-dir "$WORK/pids" --log "$WORK/rebuild.log" \
-    --health "http://${SENV[0]#SERVICE_ADDR=}/healthz" -- "$BIN" >/dev/null
+    --health "http://${SENV[0]#SERVICE_ADDR=}/readyz" -- "$BIN" >/dev/null
 done
 python3 "$HELPER" logms "$WORK/rebuild.log" "search index rebuilt from the store" took >"$WORK/rebuild.ms"
 settle
@@ -319,7 +319,7 @@ for i in $(seq "$RUNS"); do
   env "${SENV[@]}" "$BIN" >>"$WORK/ingest.log" 2>&1 &
   pid=$!
   track "$pid"
-  python3 "$HELPER" wait --health "http://127.0.0.1:$port/healthz" >/dev/null
+  python3 "$HELPER" wait --health "http://127.0.0.1:$port/readyz" >/dev/null
   for which in first again; do
     settle
     wall=$(curl -fsS -X POST -o "$WORK/ingest-$which.json" -w '%{time_total}' "http://127.0.0.1:$port/admin/ingest/run?catalog=national")

@@ -76,6 +76,10 @@ def poll(t0, health, list_url, minimum, deadline, alive=lambda: True):
             raise SystemExit("the server exited before it was ready")
         if healthz_ms is None:
             st, _ = get(health)
+            if st == 404 and health.endswith("/readyz"):
+                # A build from before /readyz: it loaded its index before
+                # listening, so /healthz 200 meant ready.
+                st, _ = get(health[: -len("/readyz")] + "/healthz")
             if st == 200:
                 healthz_ms = (time.perf_counter() - t0) * 1000
             else:

@@ -22,8 +22,10 @@
 #     whose A1-A3 values changed; unchanged: the median of 5 POSTs of a
 #     one-resource batch identical to the stored one;
 #   - restart: SIGTERM, then the time from exec until GET /healthz answers
-#     200 on the same store (capped at $RESTART_CAP s; a process that exits
-#     or does not answer in time is reported as such, with its exit status).
+#     200 on the same store (the server listens) and until GET /readyz answers
+#     200 (the index has loaded in the background; reads answer 503 before)
+#     (capped at $RESTART_CAP s; a process that exits or does not answer in
+#     time is reported as such, with its exit status).
 #
 # Source: the last commit (git archive HEAD), so other people's edits in
 # progress do not change the figures; SOURCE=worktree builds the working tree.
@@ -83,17 +85,17 @@ start() { # $1 data dir; sets PID
 		SERVICE_LOG_LEVEL=warn SERVICE_LOG_FORMAT=json "$BIN" >>"$WORK/server.log" 2>&1 &
 	PID=$!
 }
-wait_healthy() { # $1 cap in s; sets HEALTH to "S s", "never: exit N after S s" or "did not start within N s"; fails unless healthy
+wait_ok() { # $1 path (/healthz, /readyz), $2 cap in s; sets HEALTH to "S s", "never: exit N after S s" or "did not start within N s"; fails unless 200
 	local t0 now rc
-	t0=$(date +%s.%N)
+	t0=${T0:-$(date +%s.%N)}
 	while :; do
 		now=$(date +%s.%N)
-		if curl -fs -o /dev/null "http://$ADDR/healthz"; then HEALTH=$(awk -v a="$t0" -v b="$now" 'BEGIN{printf "%.2f s", b-a}'); return 0; fi
+		if curl -fs -o /dev/null "http://$ADDR$1"; then HEALTH=$(awk -v a="$t0" -v b="$now" 'BEGIN{printf "%.2f s", b-a}'); return 0; fi
 		if ! kill -0 "$PID" 2>/dev/null; then
 			rc=0; wait "$PID" || rc=$?; PID=
 			HEALTH=$(awk -v a="$t0" -v b="$now" -v rc="$rc" 'BEGIN{printf "never: exit %d after %.1f s", rc, b-a}'); return 1
 		fi
-		if awk -v a="$t0" -v b="$now" -v c="$1" 'BEGIN{exit !(b-a>c)}'; then HEALTH="did not start within $1 s"; return 1; fi
+		if awk -v a="$t0" -v b="$now" -v c="$2" 'BEGIN{exit !(b-a>c)}'; then HEALTH="did not start within $2 s"; return 1; fi
 		sleep 0.05
 	done
 }
@@ -117,7 +119,7 @@ for N in $SIZES; do
 	for v in 1 2 3 4 5; do "$WORK/scalegen" -n 1 -from $K -seed "$SEED" -variant $v >"$WORK/one/changed-$v.json"; done
 
 	start "$WORK/data"
-	wait_healthy 30 || { echo "N=$N: empty store did not start: $HEALTH" | tee -a "$REPORT"; stop; continue; }
+	wait_ok /readyz 30 || { echo "N=$N: empty store did not start: $HEALTH" | tee -a "$REPORT"; stop; continue; }
 	MAXRSS=$WORK/maxrss; echo 0 >"$MAXRSS"
 	( m=0; while :; do r=$(status "$PID" VmRSS); [ "${r:-0}" -gt "$m" ] && { m=$r; echo "$m" >"$MAXRSS"; }; sleep 0.2; done ) &
 	SAMPLER=$!
@@ -144,9 +146,17 @@ for N in $SIZES; do
 	log "N=$N: restart"
 	stop
 	du=$(du -sh "$WORK/data" | cut -f1)
+	T0=$(date +%s.%N)
 	start "$WORK/data"
-	wait_healthy "$RESTART_CAP" || true
-	restart=$HEALTH
+	restart_ready="not listening"
+	if wait_ok /healthz "$RESTART_CAP"; then
+		restart=$HEALTH
+		wait_ok /readyz "$RESTART_CAP" || true
+		restart_ready=$HEALTH
+	else
+		restart=$HEALTH
+	fi
+	T0=
 	rss_restart=$( [ -n "$PID" ] && status "$PID" VmHWM || echo 0)
 	stop
 	{
@@ -159,7 +169,7 @@ for N in $SIZES; do
 		echo "hybrid p50/p99    $hy"
 		echo "one changed       $(printf '%s\n' "${ch[@]}" | median | awk '{printf "%.1f ms", $1*1000}') median of 5 ($(printf '%s ' "${ch[@]}")s)"
 		echo "unchanged         $(printf '%s\n' "${un[@]}" | median | awk '{printf "%.1f ms", $1*1000}') median of 5 ($(printf '%s ' "${un[@]}")s)"
-		echo "restart           $restart (VmHWM after restart $(kib "${rss_restart:-0}"))"
+		echo "restart           /healthz $restart, /readyz $restart_ready (VmHWM after restart $(kib "${rss_restart:-0}"))"
 		echo "check             spånskiva&vector=true: $check"
 	} | tee -a "$REPORT"
 done

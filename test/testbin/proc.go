@@ -44,8 +44,20 @@ func FreeAddr(t testing.TB) string {
 }
 
 // WaitHealthy polls base/healthz until it answers 200, the process exits
-// (done closes) or patience runs out.
+// (done closes) or patience runs out. The process is alive then; its search
+// index may still be loading: tests that read data use WaitReady.
 func WaitHealthy(base string, done <-chan struct{}, patience time.Duration) error {
+	return waitOK(base+"/healthz", done, patience)
+}
+
+// WaitReady polls base/readyz until it answers 200 (every catalog is loaded
+// into the search index, so reads answer), the process exits (done
+// closes) or patience runs out.
+func WaitReady(base string, done <-chan struct{}, patience time.Duration) error {
+	return waitOK(base+"/readyz", done, patience)
+}
+
+func waitOK(url string, done <-chan struct{}, patience time.Duration) error {
 	c := &http.Client{Timeout: 2 * time.Second}
 	for deadline := time.Now().Add(patience); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		select {
@@ -53,7 +65,7 @@ func WaitHealthy(base string, done <-chan struct{}, patience time.Duration) erro
 			return errors.New("the process exited")
 		default:
 		}
-		if resp, err := c.Get(base + "/healthz"); err == nil {
+		if resp, err := c.Get(url); err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -61,7 +73,7 @@ func WaitHealthy(base string, done <-chan struct{}, patience time.Duration) erro
 			}
 		}
 	}
-	return errors.New("no 200 from /healthz within the safety limit")
+	return errors.New("no 200 from " + url + " within the safety limit")
 }
 
 // Tail returns the last n lines of s.

@@ -52,19 +52,10 @@ func TestServiceDeliveriesVerifyInNode(t *testing.T) {
 		}
 	})
 	base := "http://" + addr
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the service did not become healthy: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	// Ready, not only healthy: the batch below is refused while the index
+	// still loads after the start.
+	if err := testbin.WaitReady(base, nil, 30*time.Second); err != nil {
+		t.Fatalf("the service did not become ready: %v", err)
 	}
 
 	var list struct{ Destinations []core.Destination }

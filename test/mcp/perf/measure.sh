@@ -118,8 +118,8 @@ SERVICE_ADDR="127.0.0.1:$PORT" SERVICE_DATA_DIR="$WORK/data" SERVICE_LOG_LEVEL=w
   "$WORK/climatesearch" 2>"$WORK/service.log" &
 SVC=$!
 PIDS+=($SVC)
-for _ in $(seq 1 600); do curl -fs "$BASE/healthz" >/dev/null 2>&1 && break; sleep 0.05; done
-curl -fs "$BASE/healthz" >/dev/null || { cat "$WORK/service.log" >&2; exit 1; }
+for _ in $(seq 1 600); do curl -fs "$BASE/readyz" >/dev/null 2>&1 && break; sleep 0.05; done
+curl -fs "$BASE/readyz" >/dev/null || { cat "$WORK/service.log" >&2; exit 1; }
 n=$(curl -fs -X POST "$BASE/admin/ingest/run?catalog=national" | python3 -c 'import json,sys; print(json.load(sys.stdin)["seen"])')
 log "ingested $n resources"
 
