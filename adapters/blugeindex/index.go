@@ -275,17 +275,25 @@ func candidates(ctx context.Context, reader *bluge.Reader, query bluge.Query, de
 				}
 				return out, nil
 			}
-			if n >= depth && m.Score != out[depth-1].Score {
+			score := settle(m.Score)
+			if n >= depth && score != out[depth-1].Score {
 				return out, nil
 			}
 			key, err := hitKey(m)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, core.Scored{Key: key, Score: m.Score})
+			out = append(out, core.Scored{Key: key, Score: score})
 		}
 	}
 }
+
+// settle rounds a BM25 score to float32 precision. bluge sums a document's
+// clause scores in an order that depends on the segment layout, so two
+// documents of the same true score can differ in the last bits, and which
+// of them ranks first would depend on the ingest history; rounded, they tie
+// and are ordered by key.
+func settle(s float64) float64 { return float64(float32(s)) }
 
 // hitKey reads the key of a hit from its stored _id.
 func hitKey(m *blugesearch.DocumentMatch) (core.Key, error) {
