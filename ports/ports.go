@@ -111,6 +111,12 @@ type Resources interface {
 	Ready(ctx context.Context) core.Readiness
 }
 
+// Generations tells readers whether data they read may have changed: the
+// generation moves whenever a write becomes visible (core.Visibility).
+type Generations interface {
+	Generation() uint64
+}
+
 // Comparer compares two resources in a shared unit.
 type Comparer interface {
 	Compare(ctx context.Context, req core.CompareRequest) (core.Comparison, error)

@@ -38,12 +38,16 @@ type Deps struct {
 	SwaggerUI  fs.FS
 	AdminToken string
 	Log        *zap.Logger
+	// Generations, when set, lets answers of reads be kept until the next
+	// write becomes visible (answers.go).
+	Generations ports.Generations
 }
 
 // API is the gin engine with the routes of the specification.
 type API struct {
-	d      Deps
-	engine *gin.Engine
+	d       Deps
+	engine  *gin.Engine
+	answers *answers // nil: nothing is kept
 }
 
 // New builds the handler.
@@ -53,6 +57,9 @@ func New(d Deps) *API {
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
 	a := &API{d: d, engine: e}
+	if d.Generations != nil {
+		a.answers = newAnswers(d.Generations)
+	}
 	e.Use(a.recovery, a.accessLog)
 	e.NoRoute(func(c *gin.Context) {
 		writeError(c, http.StatusNotFound, "no route "+c.Request.Method+" "+c.Request.URL.Path+"; the API is described at /docs")
@@ -68,10 +75,10 @@ func New(d Deps) *API {
 	e.GET("/docs/*file", a.docs)
 
 	api := e.Group("/api")
-	api.GET("/search", a.search)
-	api.GET("/resources", a.list)
-	api.GET("/resources/compare", a.compare)
-	api.GET("/resources/:id", a.get)
+	api.GET("/search", a.kept, a.search)
+	api.GET("/resources", a.kept, a.list)
+	api.GET("/resources/compare", a.kept, a.compare)
+	api.GET("/resources/:id", a.kept, a.get)
 	api.GET("/resources/:id/origin", a.origin)
 
 	admin := e.Group("/admin", a.adminGuard)
@@ -328,6 +335,9 @@ func (a *API) search(c *gin.Context) {
 		a.fail(c, err)
 		return
 	}
+	if !req.Vector && !req.Rerank {
+		keepable(c)
+	}
 	c.JSON(http.StatusOK, resp)
 }
 
@@ -362,6 +372,7 @@ func (a *API) list(c *gin.Context) {
 		a.fail(c, err)
 		return
 	}
+	keepable(c)
 	c.JSON(http.StatusOK, resp)
 }
 
@@ -378,6 +389,7 @@ func (a *API) get(c *gin.Context) {
 		a.fail(c, err)
 		return
 	}
+	keepable(c)
 	c.JSON(http.StatusOK, r)
 }
 
@@ -411,6 +423,7 @@ func (a *API) compare(c *gin.Context) {
 		a.fail(c, err)
 		return
 	}
+	keepable(c)
 	c.JSON(http.StatusOK, cmp)
 }
 

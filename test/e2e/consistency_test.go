@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -158,4 +159,39 @@ func TestNoMixedOrEmptyAnswersDuringIngest(t *testing.T) {
 		t.Error(err)
 	}
 	t.Logf("%d listing-search-listing rounds during %d releases", pairs.Load(), releases-1)
+}
+
+// TestKeptAnswersFollowWrites asks the same search, lookup, listing and
+// comparison before and after a write of the resource they show: answers
+// are kept between writes (adapters/httpapi/answers.go), and a write must
+// never leave an old one served.
+func TestKeptAnswersFollowWrites(t *testing.T) {
+	e := newEnv(t, nil)
+	write := func(name string, a1a3 float64) {
+		body := fmt.Sprintf(`{"catalog":"dkbr","version":"T","resources":[{"id":"#K1","name":%q,"unit":"kg","a1a3":%g},{"id":"#K2","name":"Kalksten referenceblok","unit":"kg","a1a3":1}]}`, name, a1a3)
+		if r := e.do(http.MethodPost, "/admin/resources", []byte(body), nil); r.Status != http.StatusOK {
+			t.Fatalf("batch: %d %s", r.Status, r.Body)
+		}
+	}
+	paths := []string{
+		"/api/search?databases=dkbr&q=kalksten",
+		"/api/resources/" + url.PathEscape("dkbr:#K1"),
+		"/api/resources?databases=dkbr",
+		"/api/resources/compare?a=" + q("dkbr:#K1") + "&b=" + q("dkbr:#K2") + "&unit=kg",
+	}
+	write("Kalksten blok", 2)
+	for _, p := range paths {
+		for range 2 { // the second answer is the kept one
+			if r := e.get(p); r.Status != http.StatusOK || !contains(string(r.Body), "Kalksten blok") || !contains(string(r.Body), "2") {
+				t.Fatalf("GET %s before the write: %d %.300s", p, r.Status, r.Body)
+			}
+		}
+	}
+	write("Kalksten plade", 7.5)
+	for _, p := range paths {
+		r := e.get(p)
+		if r.Status != http.StatusOK || contains(string(r.Body), "Kalksten blok") || !contains(string(r.Body), "Kalksten plade") || !contains(string(r.Body), "7.5") {
+			t.Errorf("GET %s after the write still shows the old resource: %d %.300s", p, r.Status, r.Body)
+		}
+	}
 }
