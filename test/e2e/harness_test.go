@@ -21,7 +21,9 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
 	"github.com/climatesearch/climatesearch/cmd/climatesearch/app"
@@ -73,6 +75,9 @@ type env struct {
 	// NoWait makes start return once the server listens, without waiting
 	// for the search index to load (tests of the loading state).
 	NoWait bool
+	// seen holds the log lines (info and up) of the current run.
+	seen     *observer.ObservedLogs
+	embedder string
 }
 
 var (
@@ -158,7 +163,13 @@ func (e *env) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Log = zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+	// Warnings go to the test log; info lines are watched, so a test starts
+	// once the vectors have loaded too (see waitReady).
+	obs, seen := observer.New(zap.InfoLevel)
+	e.seen, e.embedder = seen, cfg.Embedder
+	e.Log = zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewTee(c, obs)
+	})))
 	e.Events = &recorder{}
 	var srv *app.Server
 	opts := append([]fx.Option{
@@ -180,17 +191,29 @@ func (e *env) start() {
 
 // waitReady polls /readyz (each answer checked against /openapi.yaml) until
 // it answers 200: the index has loaded in the background after the start,
-// so reads answer instead of 503.
+// so reads answer instead of 503. With an embedder it then waits for the
+// vector boot that follows (until then vector=true answers full text and
+// says so), so a test's first hybrid search never races it.
 func (e *env) waitReady() {
 	e.t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	deadline := time.Now().Add(30 * time.Second)
+	for ; ; time.Sleep(10 * time.Millisecond) {
 		r := e.get("/readyz")
 		if r.Status == http.StatusOK {
-			return
+			break
 		}
 		if r.Status != http.StatusServiceUnavailable || time.Now().After(deadline) {
 			e.t.Fatalf("/readyz: %d %s", r.Status, r.Body)
 		}
+	}
+	if e.embedder == "none" {
+		return
+	}
+	for e.seen.FilterMessage("vectors ready").Len()+e.seen.FilterMessage("loading vectors failed; vector search is degraded").Len() == 0 {
+		if time.Now().After(deadline) {
+			e.t.Fatal("the vector boot did not end within the safety limit")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
