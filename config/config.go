@@ -38,6 +38,9 @@ type Config struct {
 	// StartTimeout bounds the start hooks (opening the store, listening);
 	// the search index loads after it, in the background.
 	StartTimeout time.Duration
+	// KeepAnswers serves repeated reads from answers kept until the next
+	// write (adapters/httpapi/answers.go).
+	KeepAnswers bool
 
 	MaxUpload       int64
 	Embedder        string
@@ -173,6 +176,7 @@ var settings = []setting{
 	{"log-level", "SERVICE_LOG_LEVEL", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
 	{"shutdown-grace", "SERVICE_SHUTDOWN_GRACE", "10s", "time in-flight requests get on SIGINT/SIGTERM", dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 	{"start-timeout", "SERVICE_START_TIMEOUT", "15s", "bound on the start (opening the store, listening); the search index loads after it, in the background, whatever the catalog size", dur(func(c *Config) *time.Duration { return &c.StartTimeout })},
+	{"keep-answers", "SERVICE_KEEP_ANSWERS", "true", "serve a repeated search (full text), lookup, listing or comparison from its answer kept until the next write (at most 4,096 answers, 64 MB); false computes every answer", boolean(func(c *Config) *bool { return &c.KeepAnswers })},
 	{"max-upload", "SERVICE_MAX_UPLOAD", "32MiB", "largest spreadsheet accepted by /admin/ingest/preview and /admin/ingest/file (e.g. 32MiB, 500KiB)", size(func(c *Config) *int64 { return &c.MaxUpload })},
 	{"embedder", "SERVICE_EMBEDDER", "hash", "vectors: hash (offline, lexical n-grams), openai (an OpenAI-compatible /v1/embeddings server) or none", str(func(c *Config) *string { return &c.Embedder })},
 	{"vector-weight", "SERVICE_VECTOR_WEIGHT", "auto", "weight of the vector list in the fusion (1 = plain RRF); auto = 0.5 for the lexical hash embedder, 1 for a model", str(func(c *Config) *string { return &c.VectorWeight })},

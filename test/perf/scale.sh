@@ -32,7 +32,9 @@
 # Everything lives in a mktemp directory removed at exit; ports 18500-18599
 # (loopback); only processes this script started are stopped, by pid.
 # Settings: PORT (18510), LAT_DURATION (10s), RESTART_CAP (120), SEED (1),
-# KEEP=1 keeps the work directory, SOURCE (head|worktree).
+# KEEP=1 keeps the work directory, SOURCE (head|worktree), KEEP_ANSWERS
+# (false: every search is computed, which is what this script measures;
+# true serves repeated queries from kept answers, the service's default).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$(pwd)
@@ -79,7 +81,7 @@ kib() { awk -v k="$1" 'BEGIN {printf "%.0f MiB", k/1024}'; }
 status() { awk -v f="$2" '$1==f":" {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 start() { # $1 data dir; sets PID
-	env SERVICE_ADDR=$ADDR SERVICE_DATA_DIR="$1" SERVICE_BOOT_INGEST=false SERVICE_INGEST_INTERVAL=0 \
+	env SERVICE_ADDR=$ADDR SERVICE_DATA_DIR="$1" SERVICE_BOOT_INGEST=false SERVICE_INGEST_INTERVAL=0 SERVICE_KEEP_ANSWERS=${KEEP_ANSWERS:-false} \
 		SERVICE_EMBEDDER=hash SERVICE_UPSTREAM_URL=http://127.0.0.1:18599 \
 		SERVICE_EXCEL_URL_SV=http://127.0.0.1:18599/sv.xlsx SERVICE_EXCEL_URL_EN=http://127.0.0.1:18599/en.xlsx \
 		SERVICE_LOG_LEVEL=warn SERVICE_LOG_FORMAT=json "$BIN" >>"$WORK/server.log" 2>&1 &

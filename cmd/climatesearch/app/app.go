@@ -270,10 +270,14 @@ func startIngest(lc fx.Lifecycle, svc *ingest.Service, vis *core.Visibility, vec
 }
 
 func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, in *ingest.Service, files *ingest.Files, wh *webhooks.Service, vis *core.Visibility) *httpapi.API {
+	var gens ports.Generations
+	if cfg.KeepAnswers {
+		gens = vis
+	}
 	return httpapi.New(httpapi.Deps{
 		Search: s, Resources: l, Compare: c, Ingest: in, Files: files, Webhooks: wh, MaxUpload: cfg.MaxUpload,
 		OpenAPI: web.OpenAPI(), SwaggerUI: web.SwaggerUI(),
-		AdminToken: cfg.AdminToken, Log: log.Named("http"), Generations: vis,
+		AdminToken: cfg.AdminToken, Log: log.Named("http"), Generations: gens,
 	})
 }
 
