@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"unique"
 
 	"github.com/climatesearch/climatesearch/core"
 )
@@ -225,11 +224,6 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource) *delta {
 	return dl
 }
 
-// intern returns the one copy of s the process keeps: the words and terms
-// an index keeps per resource repeat across resources, and would otherwise
-// each hold on to the whole lower-cased text they were cut from.
-func intern(s string) string { return unique.Make(s).Value() }
-
 // parallel calls fn(0..n-1), on every core when n is large enough.
 func parallel(n int, fn func(i int)) {
 	workers := min(runtime.GOMAXPROCS(0), n/parallelAbove+1)
@@ -408,11 +402,11 @@ func wordsOf(cs [][]chunk) *docWords {
 				}
 				if !seen[f.lang][p] {
 					seen[f.lang][p] = true
-					dw.words[f.lang] = append(dw.words[f.lang], intern(p))
+					dw.words[f.lang] = append(dw.words[f.lang], p)
 				}
 				if f.label && !seenLabel[f.lang][p] && isLetters(p) && runeLen(p) >= minFuzzy-1 {
 					seenLabel[f.lang][p] = true
-					dw.labels[f.lang] = append(dw.labels[f.lang], intern(p))
+					dw.labels[f.lang] = append(dw.labels[f.lang], p)
 				}
 			}
 		}
@@ -556,7 +550,7 @@ func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docA
 		for _, t := range d.fields[i] {
 			if !seen[t.text] {
 				seen[t.text] = true
-				d.distinct[i] = append(d.distinct[i], intern(t.text))
+				d.distinct[i] = append(d.distinct[i], t.text)
 			}
 			_, _ = h.Write([]byte{byte(i), byte(t.kind), byte(t.unit), byte(t.unit >> 8), byte(t.unit >> 16)})
 			_, _ = h.Write([]byte(t.text))

@@ -50,10 +50,10 @@ func nameUnits(ts []term) []nameUnit {
 				break
 			}
 		}
-		u := nameUnit{head: intern(ts[head].text)}
+		u := nameUnit{head: ts[head].text}
 		for i := start; i < end; i++ {
 			if i != head {
-				u.parts = append(u.parts, intern(ts[i].text))
+				u.parts = append(u.parts, ts[i].text)
 			}
 		}
 		out = append(out, u)
