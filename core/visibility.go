@@ -41,6 +41,9 @@ type CatalogLoad struct {
 	// Indexed and Total count resources; Total is 0 until the store was read.
 	Indexed int `json:"indexed"`
 	Total   int `json:"total"`
+	// Error says why the load failed; the catalog stays unsearchable until
+	// a restart loads it.
+	Error string `json:"error,omitempty"`
 }
 
 // Readiness is the answer of /readyz.
@@ -122,6 +125,16 @@ func (v *Visibility) SetProgress(c CatalogID, indexed, total int) {
 	}
 }
 
+// MarkFailed records that loading a catalog failed: its reads keep
+// answering KindLoading, now with the cause, and readiness says so.
+func (v *Visibility) MarkFailed(c CatalogID, err error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if l, ok := v.loading[c]; ok {
+		l.Error = err.Error()
+	}
+}
+
 // MarkLoaded makes a catalog searchable; its reads are served from now on.
 func (v *Visibility) MarkLoaded(c CatalogID) {
 	v.mu.Lock()
@@ -150,6 +163,9 @@ func (v *Visibility) Readiness() Readiness {
 }
 
 func (l *CatalogLoad) describe() string {
+	if l.Error != "" {
+		return fmt.Sprintf("%s: loading failed (%s); a restart loads it again", l.Catalog, l.Error)
+	}
 	if l.Total == 0 {
 		return fmt.Sprintf("%s: reading the store", l.Catalog)
 	}

@@ -84,23 +84,27 @@ func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, vis *core
 
 // rebuildChunk is how many resources Rebuild indexes per commit, so
 // readiness can report progress.
-const rebuildChunk = 20000
+const rebuildChunk = 10000
 
 // Rebuild loads every live resource from the store into the index; the
 // index is derived state, the store the truth. Each catalog stays loading
 // (its reads answer KindLoading) until its last resource is searchable, and
 // holds its write lock meanwhile, so an ingest cannot slip between the scan
-// and the index.
+// and the index. A catalog that fails to load stays unsearchable, and says
+// why, until the next start.
 func (s *Service) Rebuild(ctx context.Context) (int, error) {
 	n := 0
+	var errs []error
 	for _, c := range core.Catalogs {
 		k, err := s.rebuild(ctx, c)
 		n += k
 		if err != nil {
-			return n, err
+			// The other catalogs still load: they do not depend on it.
+			s.vis.MarkFailed(c, err)
+			errs = append(errs, fmt.Errorf("%s: %w", c, err))
 		}
 	}
-	return n, nil
+	return n, errors.Join(errs...)
 }
 
 func (s *Service) rebuild(ctx context.Context, c core.CatalogID) (int, error) {
