@@ -44,14 +44,16 @@ func main() {
 	// Nothing slow runs in a start hook (the index loads in the
 	// background), so the bound holds whatever the catalog size.
 	a := fx.New(app.Options(cfg, log), fx.StartTimeout(cfg.StartTimeout))
+	// Signals are caught before the start: the server listens during it,
+	// and a SIGTERM sent as soon as it answers must stop it gracefully.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	startCtx, cancel := context.WithTimeout(context.Background(), a.StartTimeout())
 	defer cancel()
 	if err := a.Start(startCtx); err != nil {
 		fmt.Fprintln(os.Stderr, "climatesearch: "+err.Error())
 		os.Exit(1)
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	s := <-sig
 	log.Info("shutting down", zap.String("signal", s.String()))
 	stopCtx, cancel2 := context.WithTimeout(context.Background(), cfg.ShutdownGrace+a.StopTimeout())
