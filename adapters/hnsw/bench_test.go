@@ -55,9 +55,12 @@ func (s *benchSet) data() {
 // flatIndex holds vs without a graph: enough for Exact, and quick.
 func flatIndex(vs [][]float32) *Index {
 	x := New(dim, Options{})
+	x.grow(len(vs))
 	for i, v := range vs {
 		x.alloc(idOf(i), 0, v)
+		x.state[i] = live
 	}
+	x.live.Store(int64(len(vs)))
 	return x
 }
 

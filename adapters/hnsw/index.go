@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Defaults of Options; see the package comment for how they were measured.
@@ -59,24 +61,40 @@ type Result struct {
 	Score float32
 }
 
-type slotState uint8
+type slotState = uint32
 
 const (
-	free slotState = iota // reusable; nothing links to it
-	live                  // searchable
-	dead                  // deleted: still routes searches until vacuumed
+	free    slotState = iota // reusable; nothing links to it
+	pending                  // being inserted: walked, not yet returned
+	live                     // searchable
+	dead                     // deleted: still routes searches until vacuumed
 )
 
 type node struct {
 	id    string
-	state slotState
 	level int32
-	upper [][]uint32 // upper[l-1] are the links on layer l
+	upper []uint32 // layers 1..level, m+1 words each: the count, then the links
 }
 
+// linkStripes is the number of locks that serialise the writers of link
+// lists (a slot's lists are guarded by lock slot % linkStripes).
+const linkStripes = 1024
+
 // Index is an in-memory HNSW index of id -> vector, safe for concurrent use.
-// Searches share a read lock; Add, Delete and each step of a vacuum take
-// the write lock.
+//
+// Locking (the package comment has the why):
+//   - mu is read-locked by searches and by every insert and delete from
+//     start to end, and write-locked by what moves or frees slots under
+//     them: growing the arrays and each step of a vacuum.
+//   - idMu, taken only with mu read-locked, guards the ids, the free list,
+//     the slots handed out and the count of tombstones.
+//   - A slot's link lists are written under its stripe of linkMu and read
+//     with atomic loads, so a search or an insert reading a list another
+//     insert rewrites sees, word by word, the old or the new links, all of
+//     them valid slots.
+//   - state is read and written atomically; top (entry point and top
+//     level) too, and an insert that raises the top level, or a delete
+//     that may move the entry, holds topMu while it does.
 type Index struct {
 	dim        int
 	m, m0      int
@@ -84,23 +102,30 @@ type Index struct {
 	exactBelow int
 	ml         float64 // level multiplier 1/ln(M) of the paper
 
-	mu       sync.RWMutex
-	rng      *rand.Rand
-	ids      map[string]uint32 // live ids only
-	nodes    []node
-	vecs     []float32 // slot s at [s*dim, (s+1)*dim)
-	l0       []uint32  // layer-0 links, stride m0+1: count, then the links
-	free     []uint32
-	live     int
-	dead     int
-	entry    uint32
-	maxLevel int        // -1 while there is no entry point
-	epoch    uint64     // counts vacuums that freed slots
-	wctx     *searchCtx // scratch of the write-locked work
+	mu    sync.RWMutex
+	idMu  sync.Mutex
+	ids   map[string]uint32 // ids of pending and live slots
+	free  []uint32          // vacuumed slots below used
+	used  atomic.Uint32     // slots [0, used) have been handed out
+	live  atomic.Int64
+	dead  int
+	topMu sync.Mutex
+	top   atomic.Uint64 // entry slot | (top level + 1) << 32; 0: empty
 
+	// The arrays are as long as the capacity; they are replaced only
+	// under mu's write lock.
+	nodes []node
+	state []uint32  // slotState of each slot
+	vecs  []float32 // slot s at [s*dim, (s+1)*dim)
+	l0    []uint32  // layer-0 links, stride m0+1: count, then the links
+
+	linkMu [linkStripes]sync.Mutex
+
+	rng   *rand.Rand
 	rngMu sync.Mutex
 
-	ctxs  sync.Pool // *searchCtx for searches
+	wctx  *searchCtx // scratch of the vacuum, which holds the write lock
+	ctxs  sync.Pool  // *searchCtx for searches and inserts
 	vacMu sync.Mutex
 }
 
@@ -136,7 +161,6 @@ func New(dim int, opt Options) *Index {
 		ml:         1 / math.Log(float64(opt.M)),
 		rng:        rand.New(rand.NewPCG(uint64(opt.Seed), 0x9e3779b97f4a7c15)),
 		ids:        make(map[string]uint32),
-		maxLevel:   -1,
 		wctx:       new(searchCtx),
 	}
 	x.ctxs.New = func() any { return new(searchCtx) }
@@ -144,18 +168,27 @@ func New(dim int, opt Options) *Index {
 }
 
 // Len returns the number of live (searchable) vectors.
-func (x *Index) Len() int {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.live
-}
+func (x *Index) Len() int { return int(x.live.Load()) }
 
 // Add stores vec under id, replacing the vector id had. The vector is
 // copied. It must have the index's dimension (ErrDimension), be non-zero
 // and finite (ErrVector); the index expects it L2-normalised, so scores
 // are cosines, but does not check that. Re-adding the same vector is a
-// no-op.
+// no-op. Add may be called from several goroutines at once, alongside
+// searches; AddBatch does that for a batch.
 func (x *Index) Add(id string, vec []float32) error {
+	if err := x.check(id, vec); err != nil {
+		return err
+	}
+	c := x.ctxs.Get().(*searchCtx)
+	defer x.ctxs.Put(c)
+	if x.insert(c, id, vec) {
+		x.vacuum()
+	}
+	return nil
+}
+
+func (x *Index) check(id string, vec []float32) error {
 	if id == "" {
 		return ErrID
 	}
@@ -165,48 +198,146 @@ func (x *Index) Add(id string, vec []float32) error {
 	if !usable(vec) {
 		return fmt.Errorf("hnsw: %q: %w", id, ErrVector)
 	}
-	// Phase 1, under the read lock so searches and other Adds run
-	// alongside: find the neighbours, which is nearly all the work.
-	c := x.ctxs.Get().(*searchCtx)
-	defer x.ctxs.Put(c)
-	x.mu.RLock()
-	if s, ok := x.ids[id]; ok && slices.Equal(x.vec(s), vec) {
-		x.mu.RUnlock()
-		return nil
-	}
-	level := x.randomLevel()
-	x.plan(c, vec, level)
-	x.mu.RUnlock()
+	return nil
+}
 
-	// Phase 2, under the write lock: link. Links to nodes deleted in
-	// between are dropped; if a vacuum freed slots or the entry point
-	// moved, the plan may name reused slots or miss the top layers, so
-	// it is made again.
+// Item is one vector of AddBatch.
+type Item struct {
+	ID  string
+	Vec []float32
+}
+
+// AddBatch adds the items as Add would one after the other, from
+// GOMAXPROCS goroutines (hnswlib's parallel insertion): each insert
+// searches the graph while the others link theirs, and the lists they
+// share are locked one at a time. When an id comes twice, its last item
+// is the one kept. Invalid items are left out and their errors returned;
+// the others are added. With more than one goroutine the graph depends on
+// the scheduling, so it is not reproducible from the seed.
+func (x *Index) AddBatch(items []Item) error {
+	var errs []error
+	last := make(map[string]int, len(items))
+	for i, it := range items {
+		if err := x.check(it.ID, it.Vec); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		last[it.ID] = i
+	}
+	todo := make([]int, 0, len(last))
+	for i, it := range items {
+		if j, ok := last[it.ID]; ok && j == i {
+			todo = append(todo, i)
+		}
+	}
 	x.mu.Lock()
-	if c.epoch != x.epoch || c.entry != x.entry || c.top != x.maxLevel {
-		x.plan(c, vec, level)
-	}
-	if s, ok := x.ids[id]; ok {
-		x.kill(s)
-	}
-	x.link(x.alloc(id, level, vec), level, c)
-	vac := x.needVacuum()
+	x.grow(len(todo))
 	x.mu.Unlock()
-	if vac {
+
+	var next atomic.Int64
+	var vac atomic.Bool
+	work := func() {
+		c := x.ctxs.Get().(*searchCtx)
+		defer x.ctxs.Put(c)
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(todo) {
+				return
+			}
+			if it := items[todo[i]]; x.insert(c, it.ID, it.Vec) {
+				vac.Store(true)
+			}
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(todo)/minPerWorker)
+	if workers <= 1 {
+		work()
+	} else {
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(work)
+		}
+		wg.Wait()
+	}
+	if vac.Load() {
 		x.vacuum()
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// minPerWorker: a batch gets one goroutine per this many items, up to
+// GOMAXPROCS; a goroutine costs more than a few inserts.
+const minPerWorker = 16
+
+// insert adds a checked vector and reports whether a vacuum is due.
+//
+// The new node is pending (walked through, not returned) until it is
+// linked both ways, then live. A replaced vector is a tombstone from the
+// start, so an id has one live vector at most at any time, and none while
+// its new one is inserted.
+func (x *Index) insert(c *searchCtx, id string, vec []float32) (vacuum bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	x.idMu.Lock()
+	old, had := x.ids[id]
+	if had && slices.Equal(x.vec(old), vec) {
+		x.idMu.Unlock()
+		return false
+	}
+	for len(x.free) == 0 && int(x.used.Load()) == len(x.nodes) {
+		x.idMu.Unlock()
+		x.mu.RUnlock()
+		x.mu.Lock()
+		x.grow(1)
+		x.mu.Unlock()
+		x.mu.RLock()
+		x.idMu.Lock()
+		old, had = x.ids[id] // another writer may have come meanwhile
+	}
+	if had {
+		x.kill(old)
+	}
+	level := x.randomLevel()
+	s := x.alloc(id, level, vec)
+	vacuum = x.needVacuum()
+	x.idMu.Unlock()
+	if had {
+		x.moveEntryFrom(old)
+	}
+
+	// Only an insert that raises the top level holds topMu throughout,
+	// as in hnswlib; the top level only rises while mu is read-locked.
+	t := x.top.Load()
+	if level > topLevel(t) {
+		x.topMu.Lock()
+		defer x.topMu.Unlock()
+		t = x.top.Load()
+	}
+	x.plan(c, vec, level, t)
+	x.link(c, s)
+	if atomic.CompareAndSwapUint32(&x.state[s], pending, live) {
+		x.live.Add(1)
+		if level > topLevel(t) {
+			x.top.Store(packTop(s, level))
+		}
+	}
+	return vacuum
 }
 
 // Delete removes id and reports whether it was there.
 func (x *Index) Delete(id string) bool {
-	x.mu.Lock()
+	x.mu.RLock()
+	x.idMu.Lock()
 	s, ok := x.ids[id]
 	if ok {
 		x.kill(s)
 	}
 	vac := x.needVacuum()
-	x.mu.Unlock()
+	x.idMu.Unlock()
+	if ok {
+		x.moveEntryFrom(s)
+	}
+	x.mu.RUnlock()
 	if vac {
 		x.vacuum()
 	}
@@ -223,10 +354,11 @@ func (x *Index) Search(query []float32, k int) []Result {
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if x.live == 0 {
+	n := x.live.Load()
+	if n == 0 {
 		return nil
 	}
-	if x.live < x.exactBelow {
+	if n < int64(x.exactBelow) || x.top.Load() == 0 {
 		return x.exact(query, k)
 	}
 	c := x.ctxs.Get().(*searchCtx)
@@ -236,8 +368,10 @@ func (x *Index) Search(query []float32, k int) []Result {
 
 // search is the graph search of Search; the caller holds the read lock.
 func (x *Index) search(c *searchCtx, query []float32, k int) []Result {
-	ep := cand{dot(query, x.vec(x.entry)), x.entry}
-	for l := x.maxLevel; l > 0; l-- {
+	t := x.top.Load()
+	entry := entryOf(t)
+	ep := cand{dot(query, x.vec(entry)), entry}
+	for l := topLevel(t); l > 0; l-- {
 		ep = x.greedy(c, query, ep, l)
 	}
 	x.searchLayer(c, query, ep, max(x.efS, k), 0)
@@ -262,17 +396,18 @@ func (x *Index) Exact(query []float32, k int) []Result {
 }
 
 func (x *Index) exact(q []float32, k int) []Result {
-	k = min(k, x.live)
-	if k == 0 {
+	k = min(k, x.Len())
+	if k <= 0 {
 		return nil
 	}
 	h := make(worstFirst, 0, k)
 	var batch [4]uint32
 	var sims [4]float32
-	for s := 0; s < len(x.nodes); {
+	used := int(x.used.Load())
+	for s := 0; s < used; {
 		n := 0
-		for ; s < len(x.nodes) && n < 4; s++ {
-			if x.nodes[s].state == live {
+		for ; s < used && n < 4; s++ {
+			if x.stateOf(uint32(s)) == live {
 				batch[n] = uint32(s)
 				n++
 			}
@@ -350,57 +485,116 @@ func (x *Index) vec(s uint32) []float32 {
 	return x.vecs[i : i+x.dim : i+x.dim]
 }
 
-// links returns the links of slot s on layer l; writers may modify them in
-// place.
+// linkWords returns the words of slot s's list on layer l: the count,
+// then room for the links.
+func (x *Index) linkWords(s uint32, l int) []uint32 {
+	if l == 0 {
+		i := int(s) * (x.m0 + 1)
+		return x.l0[i : i+x.m0+1 : i+x.m0+1]
+	}
+	i := (l - 1) * (x.m + 1)
+	return x.nodes[s].upper[i : i+x.m+1 : i+x.m+1]
+}
+
+// links returns the links of slot s on layer l as they are stored, for
+// the holders of mu's write lock or of s's link lock; others use
+// loadLinks.
 func (x *Index) links(s uint32, l int) []uint32 {
-	if l == 0 {
-		i := int(s) * (x.m0 + 1)
-		return x.l0[i+1 : i+1+int(x.l0[i])]
-	}
-	return x.nodes[s].upper[l-1]
+	w := x.linkWords(s, l)
+	return w[1 : 1+w[0]]
 }
 
+// loadLinks appends the links of slot s on layer l to buf, read with
+// atomic loads: another insert may be rewriting the list, and each word
+// read is then a link it had or will have, a valid slot either way.
+func (x *Index) loadLinks(s uint32, l int, buf []uint32) []uint32 {
+	w := x.linkWords(s, l)
+	n := min(int(atomic.LoadUint32(&w[0])), len(w)-1)
+	for i := 1; i <= n; i++ {
+		buf = append(buf, atomic.LoadUint32(&w[i]))
+	}
+	return buf
+}
+
+// setLinks replaces the list of s on layer l, the links first and the
+// count last; the caller holds s's link lock or mu's write lock. ls must
+// not alias the list.
 func (x *Index) setLinks(s uint32, l int, ls []uint32) {
-	if l == 0 {
-		i := int(s) * (x.m0 + 1)
-		x.l0[i] = uint32(copy(x.l0[i+1:i+1+x.m0], ls))
-		return
+	w := x.linkWords(s, l)
+	ls = ls[:min(len(ls), len(w)-1)]
+	for i, o := range ls {
+		atomic.StoreUint32(&w[1+i], o)
 	}
-	x.nodes[s].upper[l-1] = append(x.nodes[s].upper[l-1][:0], ls...)
+	atomic.StoreUint32(&w[0], uint32(len(ls)))
 }
 
-// kill turns a live slot into a tombstone. The entry point moves to a
-// live node at once: a dead entry would be repaired only as a tombstone
+func (x *Index) linkLock(s uint32) *sync.Mutex { return &x.linkMu[s%linkStripes] }
+
+func (x *Index) stateOf(s uint32) slotState { return atomic.LoadUint32(&x.state[s]) }
+
+// packTop packs the entry point and the top level into x.top; 0 is the
+// empty graph.
+func packTop(entry uint32, level int) uint64 { return uint64(level+1)<<32 | uint64(entry) }
+func entryOf(t uint64) uint32                { return uint32(t) }
+func topLevel(t uint64) int                  { return int(t>>32) - 1 }
+
+// kill turns a pending or live slot into a tombstone; the caller holds
+// idMu, then calls moveEntryFrom(s) once it has let go of it.
+func (x *Index) kill(s uint32) {
+	delete(x.ids, x.nodes[s].id)
+	if atomic.SwapUint32(&x.state[s], dead) == live {
+		x.live.Add(-1)
+	}
+	x.dead++
+}
+
+// moveEntryFrom moves the entry point to a live node if it was s, which
+// was just killed: a dead entry would be repaired only as a tombstone
 // (vacuum drops its links to freed slots and adds none), and searches
 // could then start from a node that leads nowhere.
-func (x *Index) kill(s uint32) {
-	nd := &x.nodes[s]
-	delete(x.ids, nd.id)
-	nd.state = dead
-	x.live--
-	x.dead++
-	if s == x.entry {
+func (x *Index) moveEntryFrom(s uint32) {
+	x.topMu.Lock()
+	defer x.topMu.Unlock()
+	if t := x.top.Load(); t != 0 && entryOf(t) == s {
 		x.newEntry()
 	}
 }
 
-// alloc takes a free slot, or a new one, for a live node.
+// grow makes room for n more slots than are handed out; the caller holds
+// mu's write lock.
+func (x *Index) grow(n int) {
+	used := int(x.used.Load())
+	if used+n <= len(x.nodes) {
+		return
+	}
+	c := max(used+n, len(x.nodes)+len(x.nodes)/4, 64)
+	x.nodes = append(make([]node, 0, c), x.nodes...)[:c]
+	x.state = append(make([]uint32, 0, c), x.state...)[:c]
+	x.vecs = append(make([]float32, 0, c*x.dim), x.vecs...)[:c*x.dim]
+	x.l0 = append(make([]uint32, 0, c*(x.m0+1)), x.l0...)[:c*(x.m0+1)]
+}
+
+// alloc takes a free slot, or a new one, for a pending node; the caller
+// holds idMu and has made room (grow).
 func (x *Index) alloc(id string, level int, v []float32) uint32 {
 	var s uint32
 	if n := len(x.free); n > 0 {
 		s = x.free[n-1]
 		x.free = x.free[:n-1]
-		copy(x.vec(s), v)
-		x.l0[int(s)*(x.m0+1)] = 0
 	} else {
-		s = uint32(len(x.nodes))
-		x.nodes = append(x.nodes, node{})
-		x.vecs = append(x.vecs, v...)
-		x.l0 = append(x.l0, make([]uint32, x.m0+1)...)
+		s = x.used.Load()
+		x.used.Store(s + 1)
 	}
-	x.nodes[s] = node{id: id, state: live, level: int32(level), upper: make([][]uint32, level)}
+	copy(x.vec(s), v)
+	nd := &x.nodes[s]
+	nd.id, nd.level = id, int32(level)
+	nd.upper = nil
+	if level > 0 {
+		nd.upper = make([]uint32, level*(x.m+1))
+	}
+	atomic.StoreUint32(&x.l0[int(s)*(x.m0+1)], 0)
 	x.ids[id] = s
-	x.live++
+	atomic.StoreUint32(&x.state[s], pending)
 	return s
 }
 
@@ -413,22 +607,22 @@ func (x *Index) randomLevel() int {
 }
 
 // plan finds the neighbours of a new node of the given level on each
-// layer: Algorithm 1 of the paper, with the neighbour heuristic
-// (Algorithm 4), up to the point where links are written. It only reads,
-// so it runs under the read lock. Only live nodes are chosen, but the beam
-// search walks through tombstones, so a region of deleted nodes still
-// leads to the live ones behind it.
-func (x *Index) plan(c *searchCtx, v []float32, level int) {
-	c.epoch, c.entry, c.top = x.epoch, x.entry, x.maxLevel
+// layer, from the entry point and top level packed in t: Algorithm 1 of
+// the paper, with the neighbour heuristic (Algorithm 4), up to the point
+// where links are written. It only reads. Only live nodes are chosen, but
+// the beam search walks through tombstones and pending nodes, so a region
+// of deleted nodes still leads to the live ones behind it.
+func (x *Index) plan(c *searchCtx, v []float32, level int, t uint64) {
 	c.planned = c.planned[:0]
-	if x.maxLevel < 0 {
+	if t == 0 {
 		return
 	}
-	ep := cand{dot(v, x.vec(x.entry)), x.entry}
-	for l := x.maxLevel; l > level; l-- {
+	entry, maxLevel := entryOf(t), topLevel(t)
+	ep := cand{dot(v, x.vec(entry)), entry}
+	for l := maxLevel; l > level; l-- {
 		ep = x.greedy(c, v, ep, l)
 	}
-	top := min(level, x.maxLevel)
+	top := min(level, maxLevel)
 	for len(c.planned) <= top {
 		c.planned = append(c.planned, nil)
 	}
@@ -447,17 +641,21 @@ func (x *Index) plan(c *searchCtx, v []float32, level int) {
 	}
 }
 
-// link writes the links planned in c for the new node s, both ways.
-func (x *Index) link(s uint32, level int, c *searchCtx) {
+// link writes the links planned in c for the new node s: its own lists
+// first, then the links back to it, after which other searches can reach
+// it. A neighbour deleted since the plan still gets the link; the vacuum
+// that frees it repairs that.
+func (x *Index) link(c *searchCtx, s uint32) {
+	mu := x.linkLock(s)
+	mu.Lock()
 	for l, sel := range c.planned {
-		sel = slices.DeleteFunc(sel, func(n cand) bool { return x.nodes[n.slot].state != live })
 		x.setLinks(s, l, slotsOf(sel, &c.slots))
-		for _, n := range sel {
-			x.addLink(n.slot, s, l, n.sim)
-		}
 	}
-	if level > x.maxLevel {
-		x.entry, x.maxLevel = s, level
+	mu.Unlock()
+	for l, sel := range c.planned {
+		for _, n := range sel {
+			x.addLink(c, n.slot, s, l, n.sim)
+		}
 	}
 }
 
@@ -470,23 +668,21 @@ func (x *Index) link(s uint32, level int, c *searchCtx) {
 // that is what the heuristic gives on the list plus s, for 2·|list| dot
 // products instead of up to |list|²/2 (measured: build 1.5x faster at the
 // same recall).
-func (x *Index) addLink(n, s uint32, l int, sim float32) {
+func (x *Index) addLink(c *searchCtx, n, s uint32, l int, sim float32) {
+	mu := x.linkLock(n)
+	mu.Lock()
+	defer mu.Unlock()
 	mmax := x.maxLinks(l)
 	ls := x.links(n, l)
 	if slices.Contains(ls, s) { // a repair may add a link n has already
 		return
 	}
 	if len(ls) < mmax {
-		if l == 0 {
-			i := int(n) * (x.m0 + 1)
-			x.l0[i+1+len(ls)] = s
-			x.l0[i]++
-		} else {
-			x.nodes[n].upper[l-1] = append(ls, s)
-		}
+		w := x.linkWords(n, l)
+		atomic.StoreUint32(&w[1+len(ls)], s)
+		atomic.StoreUint32(&w[0], uint32(len(ls)+1))
 		return
 	}
-	c := x.wctx
 	// toN[i], toS[i]: similarity of member i to n and to s.
 	toN, toS := slices.Grow(c.toN[:0], len(ls))[:len(ls)], slices.Grow(c.toS[:0], len(ls))[:len(ls)]
 	c.toN, c.toS = toN, toS
@@ -561,7 +757,8 @@ func (x *Index) greedy(c *searchCtx, q []float32, ep cand, l int) cand {
 	sims := c.scratch(x.m0)
 	for changed := true; changed; {
 		changed = false
-		ls := x.links(ep.slot, l)
+		ls := x.loadLinks(ep.slot, l, c.next[:0])
+		c.next = ls
 		x.dots(q, ls, sims[:len(ls)])
 		c.dots += len(ls)
 		for i, n := range ls {
@@ -591,11 +788,7 @@ type searchCtx struct {
 	sims   []float32 // their scores
 	dots   int       // similarities computed, for the benchmarks
 
-	// The plan of an Add, and the state of the graph it was made on.
-	planned [][]cand // planned[l]: the new node's links on layer l
-	epoch   uint64
-	entry   uint32
-	top     int
+	planned [][]cand // the plan of an insert: its links on layer l
 }
 
 func (c *searchCtx) nextGen(n int) {
@@ -628,15 +821,15 @@ func (c *searchCtx) visit(s uint32) bool {
 }
 
 // searchLayer is the beam search of the paper (Algorithm 2) on layer l
-// from ep, leaving the ef best live nodes in c.res. Tombstones are walked
-// through but never returned. It returns the best node seen, dead or
-// alive, as the way down when no live node was found.
+// from ep, leaving the ef best live nodes in c.res. Tombstones and pending
+// nodes are walked through but never returned. It returns the best node
+// seen, live or not, as the way down when no live node was found.
 func (x *Index) searchLayer(c *searchCtx, q []float32, ep cand, ef, l int) cand {
 	c.nextGen(len(x.nodes))
 	c.cands, c.res = c.cands[:0], c.res[:0]
 	c.visit(ep.slot)
 	c.cands.push(ep)
-	if x.nodes[ep.slot].state == live {
+	if x.stateOf(ep.slot) == live {
 		c.res.push(ep)
 	}
 	best := ep
@@ -648,9 +841,10 @@ func (x *Index) searchLayer(c *searchCtx, q []float32, ep cand, ef, l int) cand 
 		// Score the unvisited neighbours together (see dot4), then
 		// take them in link order as the paper does one by one.
 		next := c.next[:0]
-		for _, n := range x.links(cur.slot, l) {
-			if c.visit(n) {
-				next = append(next, n)
+		w := x.linkWords(cur.slot, l)
+		for i, n := 1, min(int(atomic.LoadUint32(&w[0])), len(w)-1); i <= n; i++ {
+			if o := atomic.LoadUint32(&w[i]); c.visit(o) {
+				next = append(next, o)
 			}
 		}
 		c.next = next
@@ -664,7 +858,7 @@ func (x *Index) searchLayer(c *searchCtx, q []float32, ep cand, ef, l int) cand 
 				if s > best.sim {
 					best = cand{s, n}
 				}
-				if x.nodes[n].state == live {
+				if x.stateOf(n) == live {
 					c.res.push(cand{s, n})
 					if len(c.res) > ef {
 						c.res.pop()

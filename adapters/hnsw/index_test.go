@@ -133,7 +133,7 @@ func TestReAddDeletedID(t *testing.T) {
 		if idx.Delete("r7") {
 			t.Fatalf("round %d: second Delete = true", round)
 		}
-		if res := idx.Search(idx.vec(idx.entry), 300); slices.ContainsFunc(res, func(r Result) bool { return r.ID == "r7" }) {
+		if res := idx.Search(idx.vec(entryOf(idx.top.Load())), 300); slices.ContainsFunc(res, func(r Result) bool { return r.ID == "r7" }) {
 			t.Fatalf("round %d: deleted r7 found", round)
 		}
 		v := skewedVecs(r, 1)[0]
@@ -410,7 +410,9 @@ func checkGraph(t *testing.T, x *Index) {
 	defer x.mu.RUnlock()
 	var nLive, nDead int
 	for s, nd := range x.nodes {
-		switch nd.state {
+		switch x.stateOf(uint32(s)) {
+		case pending:
+			t.Fatalf("slot %d is still pending", s)
 		case free:
 			if x.l0[s*(x.m0+1)] != 0 || nd.upper != nil {
 				t.Fatalf("free slot %d has links", s)
@@ -440,7 +442,7 @@ func checkGraph(t *testing.T, x *Index) {
 					t.Fatalf("slot %d links itself", s)
 				case seen[o]:
 					t.Fatalf("slot %d links %d twice", s, o)
-				case x.nodes[o].state == free:
+				case x.stateOf(o) == free:
 					t.Fatalf("slot %d layer %d links free slot %d", s, l, o)
 				case int(x.nodes[o].level) < l:
 					t.Fatalf("slot %d layer %d links %d of level %d", s, l, o, x.nodes[o].level)
@@ -449,23 +451,24 @@ func checkGraph(t *testing.T, x *Index) {
 			}
 		}
 	}
-	if nLive != x.live || nDead != x.dead || len(x.ids) != nLive {
-		t.Fatalf("counts: %d live, %d dead, %d ids; index says %d, %d", nLive, nDead, len(x.ids), x.live, x.dead)
+	if nLive != x.Len() || nDead != x.dead || len(x.ids) != nLive {
+		t.Fatalf("counts: %d live, %d dead, %d ids; index says %d, %d", nLive, nDead, len(x.ids), x.Len(), x.dead)
 	}
 	if nLive == 0 {
 		return
 	}
-	if x.nodes[x.entry].state != live || int(x.nodes[x.entry].level) != x.maxLevel {
-		t.Fatalf("entry %d is %v of level %d, max level %d", x.entry, x.nodes[x.entry].state, x.nodes[x.entry].level, x.maxLevel)
+	entry, maxLevel := entryOf(x.top.Load()), topLevel(x.top.Load())
+	if x.stateOf(entry) != live || int(x.nodes[entry].level) != maxLevel {
+		t.Fatalf("entry %d is %v of level %d, max level %d", entry, x.stateOf(entry), x.nodes[entry].level, maxLevel)
 	}
 	seen := make([]bool, len(x.nodes))
-	seen[x.entry] = true
-	queue := []uint32{x.entry}
+	seen[entry] = true
+	queue := []uint32{entry}
 	reached := 0
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		if x.nodes[s].state == live {
+		if x.stateOf(s) == live {
 			reached++
 		}
 		for _, o := range x.links(s, 0) {

@@ -17,8 +17,9 @@ const (
 	vacuumSlice = time.Millisecond
 )
 
+// needVacuum: the caller holds idMu or mu's write lock.
 func (x *Index) needVacuum() bool {
-	return x.dead >= vacuumMinDead && x.dead*vacuumShare >= x.live+x.dead
+	return x.dead >= vacuumMinDead && x.dead*vacuumShare >= x.Len()+x.dead
 }
 
 // vacuum removes the tombstones present when it starts, as FreshDiskANN
@@ -30,10 +31,13 @@ func (x *Index) needVacuum() bool {
 //
 // It runs in steps of about vacuumSlice under the write lock. Between
 // steps, searches run and writers may add and delete: that is safe
-// because no new link ever points to a tombstone (insert links only live
-// nodes), so once a node is repaired it never again links to a slot this
-// vacuum frees. Nodes deleted meanwhile wait for the next vacuum. Only
-// one vacuum runs at a time; a writer that finds one running moves on.
+// because no new link ever points to a node that was a tombstone when
+// the vacuum started (inserts choose only live nodes, and an insert runs
+// between two steps, never across one), so once a node is repaired it
+// never again links to a slot this vacuum frees. Nodes deleted meanwhile
+// (an insert may still link to one it chose while it was live) wait for
+// the next vacuum. Only one vacuum runs at a time; a writer that finds one
+// running moves on.
 func (x *Index) vacuum() {
 	if !x.vacMu.TryLock() {
 		return
@@ -41,11 +45,11 @@ func (x *Index) vacuum() {
 	defer x.vacMu.Unlock()
 
 	x.mu.Lock()
-	n := len(x.nodes)
+	n := int(x.used.Load())
 	doomed := make([]bool, n)
 	var gone []uint32
-	for s := range x.nodes {
-		if x.nodes[s].state == dead {
+	for s := range n {
+		if x.stateOf(uint32(s)) == dead {
 			doomed[s] = true
 			gone = append(gone, uint32(s))
 		}
@@ -70,6 +74,7 @@ func (x *Index) vacuum() {
 	defer x.mu.Unlock()
 	for _, s := range gone {
 		x.nodes[s] = node{}
+		x.state[s] = free
 		x.l0[int(s)*(x.m0+1)] = 0
 	}
 	// Reused last first: the lowest slots go first, for no deeper reason
@@ -77,38 +82,38 @@ func (x *Index) vacuum() {
 	slices.Reverse(gone)
 	x.free = append(x.free, gone...)
 	x.dead -= len(gone)
-	x.epoch++
 }
 
 // repair drops the links of slot s to tombstones. A live node gets new
 // links in their place; a tombstone, which only routes until its own
 // vacuum, just loses the links to slots about to be freed.
 func (x *Index) repair(s uint32, doomed []bool) {
-	nd := &x.nodes[s]
-	if nd.state == free {
+	state := x.stateOf(s)
+	if state == free {
 		return
 	}
 	c := x.wctx
-	for l := 0; l <= int(nd.level); l++ {
+	for l := 0; l <= int(x.nodes[s].level); l++ {
 		ls := x.links(s, l)
-		if nd.state == dead {
-			keep := ls[:0]
+		if state == dead {
+			keep := c.slots[:0]
 			for _, o := range ls {
 				if int(o) >= len(doomed) || !doomed[o] {
 					keep = append(keep, o)
 				}
 			}
+			c.slots = keep
 			x.setLinks(s, l, keep)
 			continue
 		}
-		if !slices.ContainsFunc(ls, func(o uint32) bool { return x.nodes[o].state != live }) {
+		if !slices.ContainsFunc(ls, func(o uint32) bool { return x.stateOf(o) != live }) {
 			continue
 		}
 		c.nextGen(len(x.nodes))
 		c.visit(s)
 		next, lost := c.next[:0], 0
 		for _, o := range ls {
-			if x.nodes[o].state == live {
+			if x.stateOf(o) == live {
 				if c.visit(o) {
 					next = append(next, o)
 				}
@@ -116,7 +121,7 @@ func (x *Index) repair(s uint32, doomed []bool) {
 			}
 			lost++
 			for _, o2 := range x.links(o, l) {
-				if x.nodes[o2].state == live && c.visit(o2) {
+				if x.stateOf(o2) == live && c.visit(o2) {
 					next = append(next, o2)
 				}
 			}
@@ -136,7 +141,7 @@ func (x *Index) repair(s uint32, doomed []bool) {
 		// The links s had to live nodes, to tell the new ones.
 		old := c.old[:0]
 		for _, o := range ls {
-			if x.nodes[o].state == live {
+			if x.stateOf(o) == live {
 				old = append(old, o)
 			}
 		}
@@ -161,7 +166,7 @@ func (x *Index) repair(s uint32, doomed []bool) {
 		// repaired around a deleted region loses its way into it.
 		for _, n := range sel {
 			if !slices.Contains(old, n.slot) {
-				x.addLink(n.slot, s, l, n.sim)
+				x.addLink(c, n.slot, s, l, n.sim)
 			}
 		}
 	}
@@ -174,8 +179,9 @@ func (x *Index) repair(s uint32, doomed []bool) {
 func (x *Index) refill(s uint32, l int, cs []cand) []cand {
 	c := x.wctx
 	v := x.vec(s)
-	ep := cand{dot(v, x.vec(x.entry)), x.entry}
-	for up := x.maxLevel; up > l; up-- {
+	t := x.top.Load()
+	ep := cand{dot(v, x.vec(entryOf(t))), entryOf(t)}
+	for up := topLevel(t); up > l; up-- {
 		ep = x.greedy(c, v, ep, up)
 	}
 	x.searchLayer(c, v, ep, x.efC, l)
@@ -188,13 +194,14 @@ func (x *Index) refill(s uint32, l int, cs []cand) []cand {
 }
 
 // newEntry picks the live node of the highest layer as the entry point,
-// the lowest slot among equals; with no live node the graph is empty.
+// the lowest slot among equals; with no live node the graph is empty. The
+// caller holds topMu.
 func (x *Index) newEntry() {
-	x.maxLevel = -1
-	for s := range x.nodes {
-		nd := &x.nodes[s]
-		if nd.state == live && int(nd.level) > x.maxLevel {
-			x.entry, x.maxLevel = uint32(s), int(nd.level)
+	var t uint64
+	for s := range int(x.used.Load()) {
+		if x.stateOf(uint32(s)) == live && int(x.nodes[s].level) > topLevel(t) {
+			t = packTop(uint32(s), int(x.nodes[s].level))
 		}
 	}
+	x.top.Store(t)
 }
