@@ -30,6 +30,11 @@ type Reranker interface {
 // only live resources and only vectors of one embedder.
 type VectorIndex interface {
 	Upsert(ctx context.Context, key core.Key, vec []float32) error
+	// UpsertMany is Upsert of each vector (its Hash is not used), the last
+	// of a repeated key winning, on as many cores as the index can use. It
+	// returns how many vectors were stored and the errors of the others;
+	// a cancelled ctx stops it between chunks.
+	UpsertMany(ctx context.Context, vs []StoredVector) (int, error)
 	Remove(ctx context.Context, keys []core.Key) error
 	// Search returns the nearest vectors of the catalogs (all when empty), best first.
 	Search(ctx context.Context, vec []float32, catalogs []core.CatalogID, k int) ([]core.Scored, error)

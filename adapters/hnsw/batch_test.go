@@ -1,12 +1,16 @@
 package hnsw
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
 )
 
 func init() {
@@ -142,5 +146,38 @@ func TestAddBatchConcurrent(t *testing.T) {
 	checkGraph(t, idx)
 	if got := recallAt(idx, qs, 10); got < 0.97 {
 		t.Errorf("recall@10 after the batch = %.4f", got)
+	}
+}
+
+// TestCatalogUpsertMany: vectors go to their catalog's index, invalid ones
+// are counted out and reported, and a cancelled context stops the load.
+func TestCatalogUpsertMany(t *testing.T) {
+	t.Parallel()
+	vs := skewedVecs(rand.New(rand.NewPCG(14, 14)), 3000)
+	c := NewCatalogIndex(dim)
+	var rows []ports.StoredVector
+	for i, v := range vs {
+		cat := core.National
+		if i%3 == 0 {
+			cat = core.DKBR
+		}
+		rows = append(rows, ports.StoredVector{Key: core.Key{Catalog: cat, ID: idOf(i)}, Vec: v})
+	}
+	rows = append(rows, ports.StoredVector{Key: core.Key{Catalog: core.National, ID: "bad"}, Vec: make([]float32, dim)})
+	n, err := c.UpsertMany(context.Background(), rows)
+	if n != len(vs) || !errors.Is(err, ErrVector) {
+		t.Fatalf("UpsertMany = %d, %v; want %d and ErrVector", n, err, len(vs))
+	}
+	if c.Len() != len(vs) || c.index(core.DKBR, false).Len() != len(vs)/3 {
+		t.Fatalf("Len = %d, DKBR %d", c.Len(), c.index(core.DKBR, false).Len())
+	}
+	res, _ := c.Search(context.Background(), vs[3], []core.CatalogID{core.DKBR}, 1)
+	if len(res) != 1 || res[0].Key.ID != idOf(3) {
+		t.Errorf("Search = %v", res)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if n, err := NewCatalogIndex(dim).UpsertMany(ctx, rows); n != 0 || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled UpsertMany = %d, %v", n, err)
 	}
 }

@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 
@@ -44,6 +45,55 @@ func (c *CatalogIndex) index(cat core.CatalogID, create bool) *Index {
 // Upsert adds or replaces the vector of a resource.
 func (c *CatalogIndex) Upsert(_ context.Context, key core.Key, vec []float32) error {
 	return c.index(key.Catalog, true).Add(key.ID, vec)
+}
+
+// upsertChunk is how many vectors UpsertMany hands AddBatch at a time:
+// enough for both cores, small enough to stop soon when ctx is cancelled.
+const upsertChunk = 1024
+
+// UpsertMany adds or replaces the vectors with AddBatch, catalog by
+// catalog, upsertChunk at a time.
+func (c *CatalogIndex) UpsertMany(ctx context.Context, vs []ports.StoredVector) (int, error) {
+	var order []core.CatalogID
+	per := map[core.CatalogID][]Item{}
+	for _, v := range vs {
+		if _, ok := per[v.Key.Catalog]; !ok {
+			order = append(order, v.Key.Catalog)
+		}
+		per[v.Key.Catalog] = append(per[v.Key.Catalog], Item{ID: v.Key.ID, Vec: v.Vec})
+	}
+	stored := 0
+	var errs []error
+	for _, cat := range order {
+		items := per[cat]
+		ix := c.index(cat, true)
+		for len(items) > 0 {
+			if err := ctx.Err(); err != nil {
+				return stored, errors.Join(append(errs, err)...)
+			}
+			n := min(len(items), upsertChunk)
+			// A key repeated across two chunks is added twice, the
+			// later last, which is what Upsert one by one would do.
+			err := ix.AddBatch(items[:n])
+			stored += n - rejected(err)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			items = items[n:]
+		}
+	}
+	return stored, errors.Join(errs...)
+}
+
+// rejected counts the items an error of AddBatch reports.
+func rejected(err error) int {
+	if err == nil {
+		return 0
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return len(j.Unwrap())
+	}
+	return 1
 }
 
 // Remove drops resources; unknown keys are ignored.

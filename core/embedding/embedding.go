@@ -8,6 +8,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/ports"
@@ -72,21 +75,28 @@ func (s *Syncer) Boot(ctx context.Context) (loaded, computed int, err error) {
 		return 0, 0, err
 	}
 	var stale []core.Resource
+	var load []ports.StoredVector
 	for _, c := range core.Catalogs {
 		err := s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
 			if sr.Resource.Withdrawn {
 				return nil
 			}
 			if v, ok := stored[sr.Resource.Key()]; ok && v.Hash == sr.Hash && len(v.Vec) == ports.EmbeddingDim {
-				loaded++
-				return s.index.Upsert(ctx, v.Key, v.Vec)
+				load = append(load, v)
+				return nil
 			}
 			stale = append(stale, sr.Resource)
 			return nil
 		})
 		if err != nil {
-			return loaded, 0, err
+			return 0, 0, err
 		}
+	}
+	// The graph is built on every core (UpsertMany), not one vector at a
+	// time: at 100,000 vectors that is most of the boot.
+	loaded, err = s.index.UpsertMany(ctx, load)
+	if err != nil {
+		return loaded, 0, err
 	}
 	computed, err = s.Update(ctx, stale, nil)
 	return loaded, computed, err
@@ -95,6 +105,13 @@ func (s *Syncer) Boot(ctx context.Context) (loaded, computed int, err error) {
 // Update embeds and stores the vectors of upserted resources and removes
 // those of withdrawn ones. Partial failure leaves the failed resources
 // without vectors (full-text still finds them) and is reported.
+//
+// Batches of batchSize are embedded, stored and indexed by up to
+// GOMAXPROCS workers at once, and each batch goes into the index with
+// UpsertMany, so a large ingest keeps every core busy whether embedding
+// (the hash embedder is CPU work, a server is waiting) or the graph
+// dominates. When a key comes twice, one worker does it all in order, so
+// the last one wins as it did one by one.
 func (s *Syncer) Update(ctx context.Context, upserted []core.Resource, removed []core.Key) (int, error) {
 	if s == nil {
 		return 0, nil
@@ -102,43 +119,78 @@ func (s *Syncer) Update(ctx context.Context, upserted []core.Resource, removed [
 	if err := s.index.Remove(ctx, removed); err != nil {
 		return 0, err
 	}
-	done := 0
-	var errs []error
-	for start := 0; start < len(upserted); start += batchSize {
-		end := min(start+batchSize, len(upserted))
-		batch := upserted[start:end]
-		texts := make([]string, len(batch))
-		for i := range batch {
-			texts[i] = core.EmbeddingText(&batch[i])
-		}
-		vecs, err := s.embedder.EmbedDocuments(ctx, texts)
-		if err == nil && len(vecs) != len(batch) {
-			err = errors.New("embedder returned a different number of vectors than texts")
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		rows := make([]ports.StoredVector, 0, len(batch))
-		for i := range batch {
-			if len(vecs[i]) != ports.EmbeddingDim || zero(vecs[i]) {
-				continue // nothing to embed (no text); full-text only
+	batches := (len(upserted) + batchSize - 1) / batchSize
+	workers := min(runtime.GOMAXPROCS(0), batches)
+	if repeats(upserted) {
+		workers = 1
+	}
+	var (
+		mu   sync.Mutex
+		done int
+		errs []error
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	work := func() {
+		for {
+			b := int(next.Add(1) - 1)
+			if b >= batches {
+				return
 			}
-			rows = append(rows, ports.StoredVector{Key: batch[i].Key(), Hash: core.ContentHash(&batch[i]), Vec: vecs[i]})
-		}
-		if err := s.vectors.PutVectors(ctx, s.embedder.ID(), rows); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, r := range rows {
-			if err := s.index.Upsert(ctx, r.Key, r.Vec); err != nil {
+			start := b * batchSize
+			n, err := s.update(ctx, upserted[start:min(start+batchSize, len(upserted))])
+			mu.Lock()
+			done += n
+			if err != nil {
 				errs = append(errs, err)
-				break
 			}
-			done++
+			mu.Unlock()
 		}
 	}
+	for range workers {
+		wg.Go(work)
+	}
+	wg.Wait()
 	return done, errors.Join(errs...)
+}
+
+// update embeds, stores and indexes one batch.
+func (s *Syncer) update(ctx context.Context, batch []core.Resource) (int, error) {
+	texts := make([]string, len(batch))
+	for i := range batch {
+		texts[i] = core.EmbeddingText(&batch[i])
+	}
+	vecs, err := s.embedder.EmbedDocuments(ctx, texts)
+	if err == nil && len(vecs) != len(batch) {
+		err = errors.New("embedder returned a different number of vectors than texts")
+	}
+	if err != nil {
+		return 0, err
+	}
+	rows := make([]ports.StoredVector, 0, len(batch))
+	for i := range batch {
+		if len(vecs[i]) != ports.EmbeddingDim || zero(vecs[i]) {
+			continue // nothing to embed (no text); full-text only
+		}
+		rows = append(rows, ports.StoredVector{Key: batch[i].Key(), Hash: core.ContentHash(&batch[i]), Vec: vecs[i]})
+	}
+	if err := s.vectors.PutVectors(ctx, s.embedder.ID(), rows); err != nil {
+		return 0, err
+	}
+	return s.index.UpsertMany(ctx, rows)
+}
+
+// repeats reports whether a key occurs twice.
+func repeats(rs []core.Resource) bool {
+	seen := make(map[core.Key]struct{}, len(rs))
+	for i := range rs {
+		k := rs[i].Key()
+		if _, ok := seen[k]; ok {
+			return true
+		}
+		seen[k] = struct{}{}
+	}
+	return false
 }
 
 func zero(v []float32) bool {
