@@ -3,6 +3,8 @@ package blugeindex
 import (
 	"context"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -164,6 +166,84 @@ func BenchmarkLargeTieGroup(b *testing.B) {
 	for b.Loop() {
 		if _, err := x.Search(context.Background(), core.TextQuery{Text: "prøvesten", Limit: 10}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestLexiconAfterHistoryEqualsFresh: the counts and sets a history of
+// changes leaves in the lexicon (words, label words, term and field
+// statistics, ids, catalogs, thesaurus, dictionaries) are those of a
+// lexicon built at once from the same live resources.
+func TestLexiconAfterHistoryEqualsFresh(t *testing.T) {
+	ctx := context.Background()
+	rs := loadCatalog(t)
+	x, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = x.Close() })
+	for b := 0; b < 5; b++ {
+		chunk := rs[b*len(rs)/5 : (b+1)*len(rs)/5]
+		if err := x.Upsert(ctx, chunk); err != nil {
+			t.Fatal(err)
+		}
+		var renamed []core.Resource
+		var gone []core.Key
+		for i := 0; i < len(chunk); i += 5 {
+			r := chunk[i].Clone()
+			r.NameSV = "Skumglasblock " + r.NameSV + " lättviktsvariant"
+			r.Synonyms = "Provsynonym" + fmt.Sprint(b)
+			renamed = append(renamed, r)
+		}
+		for i := 2; i < len(chunk); i += 9 {
+			gone = append(gone, chunk[i].Key())
+		}
+		if err := x.Upsert(ctx, renamed); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Remove(ctx, gone); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Live now: everything, with the renames of the last round undone for
+	// half of them and the removed ones back.
+	if err := x.Upsert(ctx, rs[:len(rs)/2]); err != nil {
+		t.Fatal(err)
+	}
+	var live []core.Resource
+	for _, r := range rs[len(rs)/2:] {
+		if d := x.lex.docs[r.Key()]; d != nil {
+			live = append(live, *d.src)
+		}
+	}
+	live = append(live, rs[:len(rs)/2]...)
+	fresh := newIndex(t, live)
+	a, b := x.lex, fresh.lex
+	for name, pair := range map[string][2]any{
+		"words":     {a.words, b.words},
+		"labels":    {a.labels, b.labels},
+		"df":        {a.df, b.df},
+		"fieldDocs": {a.fieldDocs, b.fieldDocs},
+		"fieldLen":  {a.fieldLen, b.fieldLen},
+		"ids":       {a.ids, b.ids},
+		"catalogs":  {a.catalogs, b.catalogs},
+		"thesaurus": {a.thes, b.thes},
+	} {
+		if !reflect.DeepEqual(pair[0], pair[1]) {
+			t.Errorf("%s differs from a fresh lexicon of the same resources", name)
+		}
+	}
+	for lang, lx := range a.langs {
+		if !maps.Equal(lx.words, b.langs[lang].words) || !maps.Equal(lx.dict.words, b.langs[lang].dict.words) {
+			t.Errorf("dictionary of %q differs", lang)
+		}
+	}
+	if len(a.docs) != len(b.docs) {
+		t.Fatalf("%d documents, fresh %d", len(a.docs), len(b.docs))
+	}
+	for k, d := range a.docs {
+		if f := b.docs[k]; f == nil || f.hash != d.hash || !reflect.DeepEqual(f.names, d.names) || !slices.Equal(f.lens, d.lens) {
+			t.Errorf("%s is analysed differently from a fresh index", k)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -51,30 +52,56 @@ type lexicon struct {
 	// catalogs counts the live resources of each catalog: a search of
 	// every catalog the index holds needs no catalog filter.
 	catalogs map[core.CatalogID]int
+	// strs is the string table of what indexed documents keep (words,
+	// name terms, thesaurus heads): one copy of each, and none of them a
+	// slice of a whole lower-cased text. It only grows, with the
+	// vocabulary.
+	strs  map[string]uint32
+	strOf []string
 }
 
-// docAnalysis is one resource as the index sees it.
+// docAnalysis is one resource as the index sees it. From its analysis
+// until it is indexed it holds the whole analysis (full); an indexed
+// document keeps only what searches and the next changes need: its
+// resource, its words as ids of the lexicon's string table (to find the
+// documents a new dictionary splits differently), its name units, its
+// field lengths and its hash. The terms, chunks and thesaurus entries are
+// most of an analysis's memory; when a document is replaced or removed,
+// its old analysis is computed again from its resource (the dictionary it
+// was analysed with is the current one: a dictionary that splits one of
+// its words differently re-analyses it).
 type docAnalysis struct {
 	// src is the resource analysed (never modified: the index keeps its
 	// own copies).
 	src *core.Resource
+	// words are the resource's words by language (string table ids).
+	words []langIDs
+	// names are the word units of the names, for the name coverage.
+	names []langNames
+	// lens are the lengths of the fields of textFields, in terms.
+	lens []int32
+	// hash fingerprints the terms, so a new dictionary re-indexes only the
+	// resources whose analysis it changed.
+	hash uint64
+	*full // nil once indexed
+}
+
+// full is the part of an analysis kept only until the document is indexed.
+type full struct {
 	*docWords
 	// distinct lists each field's terms once, for document frequencies.
 	distinct [][]string
 	// synonyms and heads are the resource's part of the thesaurus.
 	synonyms []langPhrase
 	heads    []langTerms
-	// fields holds the terms of each field of textFields (nil when empty),
-	// until the document is indexed; lens keeps their lengths. (The terms
-	// and the chunks of the words are most of an analysis's memory; a
-	// resource analysed again is analysed from src.)
+	// fields holds the terms of each field of textFields (nil when empty).
 	fields [][]term
-	lens   []int32
-	// names are the word units of the names, for the name coverage.
-	names []langNames
-	// hash fingerprints the terms, so a new dictionary re-indexes only the
-	// resources whose analysis it changed.
-	hash uint64
+}
+
+// langIDs are string table ids of one language.
+type langIDs struct {
+	lang core.Lang
+	ids  []uint32
 }
 
 // newLexicon returns the lexicon of an empty index.
@@ -91,6 +118,7 @@ func newLexicon() *lexicon {
 		thes:      newThesaurus(),
 		ids:       map[string]int32{},
 		catalogs:  map[core.CatalogID]int{},
+		strs:      map[string]uint32{},
 	}
 	for i := range lex.df {
 		lex.df[i] = map[string]int32{}
@@ -110,6 +138,9 @@ func newLexicon() *lexicon {
 // changes it in time proportional to the delta.
 type delta struct {
 	next map[core.Key]*docAnalysis
+	// prev is the analysis, computed again, of the indexed version of each
+	// key of next that has one: what the change counts out.
+	prev map[core.Key]*docAnalysis
 	// words and labels are the changes of the counts, per language.
 	words  map[core.Lang]map[string]int32
 	labels map[core.Lang]map[string]int
@@ -129,6 +160,7 @@ const parallelAbove = 256
 func (lex *lexicon) prepare(target map[core.Key]*core.Resource) *delta {
 	dl := &delta{
 		next:    make(map[core.Key]*docAnalysis, len(target)),
+		prev:    make(map[core.Key]*docAnalysis, len(target)),
 		words:   map[core.Lang]map[string]int32{},
 		labels:  map[core.Lang]map[string]int{},
 		langs:   map[core.Lang]*langLex{},
@@ -141,16 +173,22 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource) *delta {
 		}
 		keys = append(keys, k)
 	}
-	// Words first: the dictionary depends on them.
+	// Words first: the dictionary depends on them. The indexed versions
+	// are analysed again with the dictionary they were indexed with.
 	texts := make([]*docWords, len(keys))
+	prev := make([]*docAnalysis, len(keys))
 	parallel(len(keys), func(i int) {
 		if r := target[keys[i]]; r != nil {
 			texts[i] = wordsOf(fieldChunks(r))
 		}
+		if old := lex.docs[keys[i]]; old != nil {
+			prev[i] = analyze(lex.langs, old.src, wordsOf(fieldChunks(old.src)))
+		}
 	})
 	for i, k := range keys {
-		if old := lex.docs[k]; old != nil {
-			dl.count(old.docWords, -1)
+		if prev[i] != nil {
+			dl.prev[k] = prev[i]
+			dl.count(prev[i].docWords, -1)
 		}
 		if texts[i] != nil {
 			dl.count(texts[i], 1)
@@ -201,23 +239,32 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource) *delta {
 	for i, k := range keys {
 		srcs[i] = target[k]
 	}
-	if len(resplit) > 0 {
+	touched := len(keys)
+	if ids := lex.idsOf(resplit); len(ids) > 0 {
 		for k, d := range lex.docs {
-			if _, touched := target[k]; !touched && holdsAny(d.docWords, resplit) {
+			if _, ok := target[k]; !ok && holdsAny(d.words, ids) {
 				keys, texts, srcs = append(keys, k), append(texts, nil), append(srcs, d.src)
 			}
 		}
 	}
+	prev = append(prev, make([]*docAnalysis, len(keys)-touched)...)
 	analyses := make([]*docAnalysis, len(keys))
 	parallel(len(keys), func(i int) {
 		if srcs[i] == nil {
 			return
 		}
-		if texts[i] == nil {
+		if i >= touched { // resplit: the same words, a new dictionary
 			texts[i] = wordsOf(fieldChunks(srcs[i]))
+			old := analyze(lex.langs, srcs[i], texts[i])
+			analyses[i] = analyze(langs, srcs[i], texts[i])
+			prev[i] = old // written by this worker only; read after the wait
+			return
 		}
 		analyses[i] = analyze(langs, srcs[i], texts[i])
 	})
+	for i := touched; i < len(keys); i++ {
+		dl.prev[keys[i]] = prev[i]
+	}
 	for i, k := range keys {
 		dl.next[k] = analyses[i]
 	}
@@ -291,12 +338,29 @@ func crosses[N int | int32](counts, d map[string]N) bool {
 	return false
 }
 
+// idsOf returns the string table ids of words, by language; a word without
+// an id is held by no indexed document.
+func (lex *lexicon) idsOf(words map[core.Lang]map[string]bool) map[core.Lang]map[uint32]bool {
+	out := map[core.Lang]map[uint32]bool{}
+	for lang, ws := range words {
+		for w := range ws {
+			if id, ok := lex.strs[w]; ok {
+				if out[lang] == nil {
+					out[lang] = map[uint32]bool{}
+				}
+				out[lang][id] = true
+			}
+		}
+	}
+	return out
+}
+
 // holdsAny tells whether a resource holds one of the words, by language.
-func holdsAny(dw *docWords, words map[core.Lang]map[string]bool) bool {
-	for lang, ws := range dw.words {
-		if set := words[lang]; len(set) > 0 {
-			for _, w := range ws {
-				if set[w] {
+func holdsAny(words []langIDs, ids map[core.Lang]map[uint32]bool) bool {
+	for _, lw := range words {
+		if set := ids[lw.lang]; len(set) > 0 {
+			for _, id := range lw.ids {
+				if set[id] {
 					return true
 				}
 			}
@@ -318,13 +382,59 @@ func (lex *lexicon) apply(dl *delta) {
 		lex.fuzzy[lang] = newFuzzyIndex(lex.labels[lang], nil)
 	}
 	for k, d := range dl.next {
-		if old := lex.docs[k]; old != nil {
+		if old := dl.prev[k]; old != nil {
 			lex.remove(k, old)
 		}
 		if d != nil {
 			lex.add(k, d)
 		}
 	}
+}
+
+// intern returns the string table id of s.
+func (lex *lexicon) intern(s string) uint32 {
+	id, ok := lex.strs[s]
+	if !ok {
+		id = uint32(len(lex.strOf))
+		s = strings.Clone(s)
+		lex.strs[s] = id
+		lex.strOf = append(lex.strOf, s)
+	}
+	return id
+}
+
+// canonical returns the string table's copy of s.
+func (lex *lexicon) canonical(s string) string { return lex.strOf[lex.intern(s)] }
+
+// compact turns an analysis just indexed into what an indexed document
+// keeps (see docAnalysis).
+func (lex *lexicon) compact(d *docAnalysis) {
+	for _, la := range languages {
+		ws := d.docWords.words[la.lang]
+		if len(ws) == 0 {
+			continue
+		}
+		ids := make([]uint32, len(ws))
+		for i, w := range ws {
+			ids[i] = lex.intern(w)
+		}
+		d.words = append(d.words, langIDs{lang: la.lang, ids: ids})
+	}
+	for _, n := range d.names {
+		for i := range n.units {
+			u := &n.units[i]
+			u.head = lex.canonical(u.head)
+			for j := range u.parts {
+				u.parts[j] = lex.canonical(u.parts[j])
+			}
+		}
+	}
+	for _, h := range d.heads {
+		for i := range h.terms {
+			h.terms[i] = lex.canonical(h.terms[i])
+		}
+	}
+	d.full = nil
 }
 
 func addCounts[N int | int32](counts, d map[string]N) {
@@ -344,9 +454,9 @@ func (lex *lexicon) add(k core.Key, d *docAnalysis) {
 	for _, t := range idTerms(k) {
 		lex.ids[t]++
 	}
-	lex.thes.add(k, d)
 	lex.count(d, 1)
-	d.fields, d.chunks = nil, nil // indexed: see docAnalysis
+	lex.thes.add(k, d) // keeps d.heads, which compact makes canonical
+	lex.compact(d)
 }
 
 func (lex *lexicon) remove(k core.Key, d *docAnalysis) {
@@ -534,7 +644,7 @@ func (lex *lexicon) needsFilter(catalogs []core.CatalogID) bool {
 // with the dictionaries of langs.
 func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docAnalysis {
 	chunks := dw.chunks
-	d := &docAnalysis{src: r, docWords: dw, fields: make([][]term, len(textFields)), lens: make([]int32, len(textFields)), distinct: make([][]string, len(textFields))}
+	d := &docAnalysis{src: r, lens: make([]int32, len(textFields)), full: &full{docWords: dw, fields: make([][]term, len(textFields)), distinct: make([][]string, len(textFields))}}
 	h := fnv.New64a()
 	seen := map[string]bool{}
 	for i, f := range textFields {
