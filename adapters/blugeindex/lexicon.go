@@ -82,7 +82,7 @@ type docAnalysis struct {
 	lens []int32
 	// hash fingerprints the terms, so a new dictionary re-indexes only the
 	// resources whose analysis it changed.
-	hash uint64
+	hash  uint64
 	*full // nil once indexed
 }
 
