@@ -63,6 +63,7 @@ type Service struct {
 	runMu   sync.Mutex
 	running map[core.CatalogID]bool
 
+	vq vectorQueue
 	wg sync.WaitGroup
 }
 
@@ -385,27 +386,8 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	if err != nil {
 		return core.IngestResult{}, err
 	}
-	// Vectors for new and changed resources only. A failing embedder leaves
-	// them without vectors (full-text still finds them); the next boot retries.
-	// Large ingests embed in the background so the answer does not wait for
-	// minutes of embedding and graph building; vector search covers them
-	// when done.
-	if len(toIndex) <= syncEmbedLimit {
-		if _, err := s.vectors.Update(ctx, toIndex, toRemove); err != nil {
-			s.log.Error("embedding failed; affected resources are found by full-text only until the next boot", "catalog", cat, "error", err)
-		}
-	} else if s.vectors != nil {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			start := s.now()
-			n, err := s.vectors.Update(context.WithoutCancel(ctx), toIndex, toRemove)
-			if err != nil {
-				s.log.Error("background embedding failed; affected resources are found by full-text only until the next boot", "catalog", cat, "error", err)
-			}
-			s.log.Info("background embedding done", "catalog", cat, "vectors", n, "took", s.now().Sub(start).String())
-		}()
-	}
+	// Vectors for new and changed resources only (vectors.go).
+	s.updateVectors(ctx, cat, toIndex, toRemove)
 	res.FinishedAt = s.now().UTC() // the answer's time includes the write and the index update
 	s.log.Info("ingest applied", "catalog", cat, "origin", res.Origin, "version", res.Version,
 		"seen", res.Seen, "upserted", res.Upserted, "unchanged", res.Unchanged, "rejected", res.Rejected, "withdrawn", res.Withdrawn)

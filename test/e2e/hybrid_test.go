@@ -2,12 +2,16 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/climatesearch/climatesearch/adapters/embedder"
 	"github.com/climatesearch/climatesearch/core"
@@ -20,6 +24,11 @@ type embeddingServer struct {
 	calls atomic.Int64
 	fail  atomic.Bool
 	dim   atomic.Int64
+	// held, while set, makes every request wait until it is closed; the
+	// texts asked for meanwhile are recorded in heldTexts.
+	held      atomic.Pointer[chan struct{}]
+	heldMu    sync.Mutex
+	heldTexts []string
 }
 
 func newEmbeddingServer(t *testing.T) *embeddingServer {
@@ -44,6 +53,12 @@ func newEmbeddingServer(t *testing.T) *embeddingServer {
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "test-embed" || req.Dimensions != 320 {
 			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
 			return
+		}
+		if held := s.held.Load(); held != nil {
+			s.heldMu.Lock()
+			s.heldTexts = append(s.heldTexts, req.Input...)
+			s.heldMu.Unlock()
+			<-*held
 		}
 		type item struct {
 			Object    string    `json:"object"`
@@ -260,5 +275,82 @@ func TestSearchPagingFiltersAndExplain(t *testing.T) {
 		if h.Explain == nil || h.Explain.Fused != h.Score || (h.Explain.FTSRank == 0 && h.Explain.VectorRank == 0) {
 			t.Fatalf("explain: %+v", h.Explain)
 		}
+	}
+}
+
+// TestSmallIngestDoesNotWaitForBackgroundVectors: while the vectors of a
+// large ingest are being built (the embedder is held), a one-resource batch
+// answers without asking the embedder (it joins the background queue
+// instead of waiting behind it), and once the embedder answers again its
+// vector lands, after the large ingest's.
+func TestSmallIngestDoesNotWaitForBackgroundVectors(t *testing.T) {
+	emb := newEmbeddingServer(t)
+	e := newEnv(t, map[string]string{"SERVICE_EMBEDDER": "openai", "SERVICE_EMBEDDER_URL": emb.URL, "SERVICE_EMBEDDER_MODEL": "test-embed"})
+	held := make(chan struct{})
+	emb.held.Store(&held)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			emb.held.Store(nil)
+			close(held)
+		}
+	}
+	t.Cleanup(release)
+
+	var large strings.Builder
+	large.WriteString(`{"catalog":"dkbr","version":"V","resources":[`)
+	for i := range 2500 {
+		if i > 0 {
+			large.WriteByte(',')
+		}
+		fmt.Fprintf(&large, `{"id":"#L%04d","name":"Lerblok nummer %d","unit":"kg","a1a3":1}`, i, i)
+	}
+	large.WriteString(`]}`)
+	if r := e.do(http.MethodPost, "/admin/resources", []byte(large.String()), nil); r.Status != http.StatusOK {
+		t.Fatalf("large batch: %d %s", r.Status, r.Body)
+	}
+	// The small batch either answers, or asks the held embedder (and would
+	// wait for as long as it is held): whichever comes first.
+	small := `{"catalog":"dkbr","version":"V","resources":[{"id":"#Z1","name":"Zeolitblok","unit":"kg","a1a3":2}]}`
+	answered := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(e.URL+"/admin/resources", "application/json", strings.NewReader(small))
+		if err != nil {
+			answered <- 0
+			return
+		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	asked := func() bool {
+		emb.heldMu.Lock()
+		defer emb.heldMu.Unlock()
+		return slices.ContainsFunc(emb.heldTexts, func(text string) bool { return strings.Contains(text, "Zeolitblok") })
+	}
+	for wait := true; wait; {
+		select {
+		case status := <-answered:
+			if status != http.StatusOK {
+				t.Fatalf("small batch: %d", status)
+			}
+			wait = false
+		case <-time.After(10 * time.Millisecond):
+			if asked() {
+				release()
+				t.Fatalf("the small batch waited for the embedder while the large one's vectors were being built")
+			}
+		}
+	}
+	release()
+	for tries := 0; ; tries++ {
+		s := doSearch(t, e, "databases=dkbr&q=zeolitblok&vector=true&explain=true")
+		if len(s.Results) > 0 && s.Results[0].ID == "#Z1" && s.Results[0].Explain != nil && s.Results[0].Explain.VectorRank > 0 && len(s.Notes) == 0 {
+			break
+		}
+		if tries == 600 {
+			t.Fatalf("the small batch's vector never landed: %+v %v", s.Results, s.Notes)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
