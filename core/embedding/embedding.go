@@ -27,6 +27,25 @@ type Syncer struct {
 	index    ports.VectorIndex
 	store    ports.ResourceStore
 	log      *slog.Logger
+	// backlog counts resources changed by ingests whose vectors are still
+	// to be computed in the background.
+	backlog atomic.Int64
+}
+
+// AddBacklog records n more (negative: fewer) resources waiting for their
+// vectors in the background.
+func (s *Syncer) AddBacklog(n int) {
+	if s != nil {
+		s.backlog.Add(int64(n))
+	}
+}
+
+// Backlog is how many changed resources still wait for their vectors.
+func (s *Syncer) Backlog() int {
+	if s == nil {
+		return 0
+	}
+	return int(s.backlog.Load())
 }
 
 // New returns a Syncer, or nil when no embedder is configured.

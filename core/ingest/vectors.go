@@ -43,6 +43,7 @@ func (s *Service) updateVectors(ctx context.Context, cat core.CatalogID, upsert 
 		return
 	}
 	s.vq.jobs = append(s.vq.jobs, vectorJob{catalog: cat, upsert: upsert, remove: remove})
+	s.vectors.AddBacklog(len(upsert))
 	if !s.vq.running {
 		s.vq.running = true
 		s.wg.Add(1)
@@ -67,6 +68,7 @@ func (s *Service) runVectors(ctx context.Context) {
 
 		start := s.now()
 		n, err := s.vectors.Update(ctx, job.upsert, job.remove)
+		s.vectors.AddBacklog(-len(job.upsert))
 		if err != nil {
 			s.log.Error("background embedding failed; affected resources are found by full-text only until the next boot", "catalog", job.catalog, "error", err)
 		}

@@ -7,6 +7,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -181,6 +182,9 @@ func (s *Service) vectorSearch(ctx context.Context, req core.SearchRequest, dept
 	res, err := s.vectors.Index().Search(ctx, qv, req.Catalogs, depth)
 	if err != nil {
 		return nil, "vector search unavailable: " + err.Error() + "; results are full-text only"
+	}
+	if n := s.vectors.Backlog(); n > 0 {
+		return res, fmt.Sprintf("vectors are still being computed for %d resources changed by a recent ingest; until then vector search does not see those changes (full text does)", n)
 	}
 	return res, ""
 }
