@@ -251,6 +251,9 @@ func startIngest(lc fx.Lifecycle, svc *ingest.Service, vis *core.Visibility, vec
 				// half-loaded vector index.
 				t = time.Now()
 				loaded, computed, err := vec.Boot(ctx)
+				if ctx.Err() != nil {
+					return // stopping
+				}
 				if err != nil {
 					log.Error("loading vectors failed; vector search is degraded", zap.Error(err))
 				} else if vec != nil {
