@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/perf/soak.sh: memory under steady writes (docs/PERFORMANCE.md 12e).
+# test/perf/soak.sh: memory under steady writes (docs/PERFORMANCE.md 12d).
 #
 #   test/perf/soak.sh                            # 30 minutes (the benchmark)
 #   DURATION=4m SOURCE=worktree test/perf/soak.sh   # the short form
