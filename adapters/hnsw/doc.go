@@ -61,15 +61,23 @@
 // 1/(j+1), concentrated in a few dozen directions like real text
 // embeddings; "uniform" ones are uniform on the sphere.
 //
-//	set            ef   recall@10  p50      similarities/query  build (2 goroutines)
-//	skewed 10k     64   0.987      0.40 ms  1,043               1,322 vectors/s (838 with 1)
+//	set            ef   recall@10  p50      similarities/query  build (AddBatch, 2 cores)
+//	skewed 10k     64   0.987      0.40 ms  1,043               6,757 vectors/s (3,010 with 1)
 //	skewed 10k     128  0.999      0.50 ms  1,635
-//	skewed 100k    64   0.889      0.83 ms  1,438               462 vectors/s
+//	skewed 100k    64   0.889      0.83 ms  1,438               2,136 vectors/s (1,113 with 1)
 //	skewed 100k    128  0.952      1.49 ms  2,444
 //	skewed 100k    256  0.980      2.46 ms  4,146
-//	uniform 10k    128  0.657      1.10 ms  2,881               834 vectors/s
+//	uniform 10k    128  0.657      1.10 ms  2,881               834 vectors/s (Add, before)
 //	uniform 10k    256  0.836      1.90 ms  4,720
 //	Exact 10k / 100k: 2.9 ms / 34 ms
+//
+// The build rates are medians of 3 rounds on a quiet machine
+// (test/hnswlib/compare.sh, BenchmarkBuild), where the p50s of the same
+// graphs were 0.13 / 0.25 / 0.39 ms at 10k and 0.42 / 0.76 / 1.33 ms at
+// 100k (ef 64 / 128 / 256). On the same vectors hnswlib-node builds 3,950
+// and 1,342 vectors/s (its addPoint is single-threaded) and answers about
+// 10% (3-22%) faster at equal recall at 100k (SSE and prefetching, which
+// plain Go lacks); docs/PERFORMANCE.md 7a has the table.
 //
 // Graph and exact search cross over (BenchmarkCrossover) between 1,000 and
 // 2,000 vectors on skewed data and between 2,000 and 3,000 on uniform data,
