@@ -581,9 +581,11 @@ func (lex *lexicon) count(d *docAnalysis, delta int32) {
 // live documents, in bluge's own formula (so the scores of an index without
 // replaced or deleted documents are bluge's to the bit).
 func (lex *lexicon) idf(field int, t string) float64 {
-	n, docs := float64(lex.df[field][t]), float64(lex.fieldDocs[field])
-	return math.Log(1.0 + (docs - n) + 0.5/(n+0.5))
+	return bm25IDF(float64(lex.df[field][t]), float64(lex.fieldDocs[field]))
 }
+
+// bm25IDF is bluge's idf of a term held by n of docs documents.
+func bm25IDF(n, docs float64) float64 { return math.Log(1.0 + (docs - n) + 0.5/(n+0.5)) }
 
 // avgLen is the average length of a field in terms over the live documents
 // holding it.

@@ -1,7 +1,6 @@
 package blugeindex
 
 import (
-	"math"
 	"strings"
 
 	"github.com/blugelabs/bluge"
@@ -159,9 +158,8 @@ func buildQuery(tq *textQuery, lex *lexicon, raw string, lang core.Lang, catalog
 		}
 	}
 	if id := strings.ToLower(raw); lex.ids[id] > 0 {
-		// Every live document has the id field; bluge's idf formula.
-		n, docs := float64(lex.ids[id]), float64(len(lex.docs))
-		idf := math.Log(1.0 + (docs - n) + 0.5/(n+0.5))
+		// Every live document has the id field.
+		idf := bm25IDF(float64(lex.ids[id]), float64(len(lex.docs)))
 		match.AddShould(bluge.NewTermQuery(id).SetField(fieldID).SetBoost(weightID * idf))
 	}
 

@@ -66,7 +66,7 @@ func newBrowser(t *testing.T, svc *service, extraHosts ...string) *browser {
 		t.Fatalf("Debian's chromium is not installed at %s (%v): run test/suite.sh, or `apt-get install chromium`", chromiumPath, err)
 	}
 	b := &browser{t: t, svc: svc, allowed: map[string]bool{}, output: &testbin.SyncBuffer{}}
-	b.allowed[svc.Host] = true
+	b.allowed[svc.Addr] = true
 	for _, h := range extraHosts {
 		b.allowed[h] = true
 	}

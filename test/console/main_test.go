@@ -24,7 +24,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,12 +76,8 @@ func publisher(t *testing.T) *boverkettest.Server { return boverkettest.RealJSON
 
 // service is one run of the binary.
 type service struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	URL    string // http://127.0.0.1:port
-	Host   string // 127.0.0.1:port
-	stderr *testbin.SyncBuffer
-	done   chan struct{}
+	*testbin.Proc
+	t *testing.T
 }
 
 // nationalResources is the number of live national resources the real
@@ -95,75 +90,23 @@ const nationalResources = 235
 func startService(t *testing.T, extra map[string]string) *service {
 	t.Helper()
 	up := publisher(t)
-	for attempt := 0; ; attempt++ {
-		addr := testbin.FreeAddr(t)
-		env := map[string]string{
-			"SERVICE_ADDR":            addr,
-			"SERVICE_DATA_DIR":        t.TempDir(),
-			"SERVICE_UPSTREAM_URL":    up.URL,
-			"SERVICE_EXCEL_URL_SV":    up.ExcelURL("sv"),
-			"SERVICE_EXCEL_URL_EN":    up.ExcelURL("en"),
-			"SERVICE_BOOT_INGEST":     "true",
-			"SERVICE_INGEST_INTERVAL": "0",
-			"SERVICE_LOG_FORMAT":      "json",
-			"SERVICE_LOG_LEVEL":       "info",
-		}
-		for k, v := range extra {
-			env[k] = v
-		}
-		s := &service{t: t, URL: "http://" + addr, Host: addr, stderr: &testbin.SyncBuffer{}, done: make(chan struct{})}
-		s.cmd = exec.Command(binPath)
-		s.cmd.Dir = repoRoot
-		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, "SERVICE_") {
-				s.cmd.Env = append(s.cmd.Env, kv)
-			}
-		}
-		for k, v := range env {
-			s.cmd.Env = append(s.cmd.Env, k+"="+v)
-		}
-		s.cmd.Stderr = s.stderr
-		if err := s.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			_ = s.cmd.Wait()
-			close(s.done)
-		}()
-		t.Cleanup(func() {
-			select {
-			case <-s.done:
-			default:
-				_ = s.cmd.Process.Kill() // this test's own child, by its pid
-				<-s.done
-			}
-			if t.Failed() {
-				t.Logf("stderr of the service:\n%s", tail(s.stderr.String(), 40))
-			}
-		})
-		if err := s.waitReady(); err != nil {
-			if s.exited() && strings.Contains(s.stderr.String(), "address already in use") && attempt < 5 {
-				continue
-			}
-			t.Fatalf("the service did not become ready: %v\n%s", err, tail(s.stderr.String(), 40))
-		}
-		s.waitNational()
-		return s
+	env := map[string]string{
+		"SERVICE_DATA_DIR":        t.TempDir(),
+		"SERVICE_UPSTREAM_URL":    up.URL,
+		"SERVICE_EXCEL_URL_SV":    up.ExcelURL("sv"),
+		"SERVICE_EXCEL_URL_EN":    up.ExcelURL("en"),
+		"SERVICE_BOOT_INGEST":     "true",
+		"SERVICE_INGEST_INTERVAL": "0",
+		"SERVICE_LOG_FORMAT":      "json",
+		"SERVICE_LOG_LEVEL":       "info",
 	}
-}
-
-func (s *service) exited() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
+	for k, v := range extra {
+		env[k] = v
 	}
+	s := &service{Proc: testbin.Start(t, binPath, repoRoot, env, patience), t: t}
+	s.waitNational()
+	return s
 }
-
-// waitReady waits until /readyz answers 200: the search index is loaded,
-// so the pages' reads answer (before, they show 503 loading).
-func (s *service) waitReady() error { return testbin.WaitReady(s.URL, s.done, patience) }
 
 // waitNational polls the national listing until the boot ingest has stored
 // the real catalog.
@@ -171,8 +114,8 @@ func (s *service) waitNational() {
 	s.t.Helper()
 	n := 0
 	for deadline := time.Now().Add(patience); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if s.exited() {
-			s.t.Fatalf("the service exited during its boot ingest\n%s", tail(s.stderr.String(), 40))
+		if s.Exited() {
+			s.t.Fatalf("the service exited during its boot ingest\n%s", tail(s.Stderr.String(), 40))
 		}
 		status, body := s.api(http.MethodGet, "/api/resources?databases=national", "", nil)
 		if status != http.StatusOK {
@@ -188,7 +131,7 @@ func (s *service) waitNational() {
 			return
 		}
 	}
-	s.t.Fatalf("the national catalog has %d resources, not %d, after the safety limit\n%s", n, nationalResources, tail(s.stderr.String(), 40))
+	s.t.Fatalf("the national catalog has %d resources, not %d, after the safety limit\n%s", n, nationalResources, tail(s.Stderr.String(), 40))
 }
 
 var httpClient = &http.Client{Timeout: 60 * time.Second}

@@ -66,7 +66,7 @@ func TestAdminTokenSignInAndForgery(t *testing.T) {
 	// the console's own form would do, with a destination the service
 	// would accept (private addresses are allowed in this run).
 	forged := url.Values{"url": {rcv.URL + "/forged"}, "enabled": {"true"}}
-	_, port, _ := net.SplitHostPort(svc.Host)
+	_, port, _ := net.SplitHostPort(svc.Addr)
 	sameSite := attacker(t, "127.0.0.1", svc.URL+"/webhooks", forged)  // another port: another origin, the same site
 	crossSite := attacker(t, "localhost", svc.URL+"/webhooks", forged) // another host name: another site
 	if strings.Contains(sameSite, ":"+port+"/") {

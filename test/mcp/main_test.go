@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -121,12 +120,8 @@ func publisher(t *testing.T) *boverkettest.Server { return boverkettest.RealJSON
 
 // proc is one run of the binary.
 type proc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	URL    string
-	stderr *testbin.SyncBuffer
-	done   chan struct{}
-	code   int
+	*testbin.Proc
+	t *testing.T
 }
 
 // startBinary runs the binary on a free port against a publisher stand-in,
@@ -134,102 +129,39 @@ type proc struct {
 func startBinary(t *testing.T, extra map[string]string) *proc {
 	t.Helper()
 	up := publisher(t)
-	for attempt := 0; ; attempt++ {
-		addr := freeAddr(t)
-		env := map[string]string{
-			"SERVICE_ADDR":            addr,
-			"SERVICE_DATA_DIR":        t.TempDir(),
-			"SERVICE_UPSTREAM_URL":    up.URL,
-			"SERVICE_EXCEL_URL_SV":    up.ExcelURL("sv"),
-			"SERVICE_EXCEL_URL_EN":    up.ExcelURL("en"),
-			"SERVICE_BOOT_INGEST":     "false",
-			"SERVICE_INGEST_INTERVAL": "0",
-			"SERVICE_LOG_FORMAT":      "json",
-			"SERVICE_LOG_LEVEL":       "info",
-		}
-		for k, v := range extra {
-			env[k] = v
-		}
-		p := &proc{t: t, URL: "http://" + addr, stderr: &testbin.SyncBuffer{}, done: make(chan struct{})}
-		p.cmd = exec.Command(binPath)
-		p.cmd.Dir = repoRoot
-		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, "SERVICE_") {
-				p.cmd.Env = append(p.cmd.Env, kv)
-			}
-		}
-		for k, v := range env {
-			p.cmd.Env = append(p.cmd.Env, k+"="+v)
-		}
-		p.cmd.Stderr = p.stderr
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			_ = p.cmd.Wait()
-			p.code = p.cmd.ProcessState.ExitCode()
-			close(p.done)
-		}()
-		t.Cleanup(func() {
-			select {
-			case <-p.done:
-			default:
-				_ = p.cmd.Process.Kill() // this test's own child, by its pid
-				<-p.done
-			}
-			if t.Failed() {
-				t.Logf("stderr of the service:\n%s", tail(p.stderr.String(), 40))
-			}
-		})
-		if err := p.waitReady(); err != nil {
-			if p.exited() && strings.Contains(p.stderr.String(), "address already in use") && attempt < 5 {
-				continue
-			}
-			t.Fatalf("the service did not become ready: %v\n%s", err, tail(p.stderr.String(), 40))
-		}
-		status, body := httpDo(t, http.MethodPost, p.URL+"/admin/ingest/run?catalog=national", "", nil)
-		if status != http.StatusOK {
-			t.Fatalf("ingest: %d %s", status, body)
-		}
-		return p
+	env := map[string]string{
+		"SERVICE_DATA_DIR":        t.TempDir(),
+		"SERVICE_UPSTREAM_URL":    up.URL,
+		"SERVICE_EXCEL_URL_SV":    up.ExcelURL("sv"),
+		"SERVICE_EXCEL_URL_EN":    up.ExcelURL("en"),
+		"SERVICE_BOOT_INGEST":     "false",
+		"SERVICE_INGEST_INTERVAL": "0",
+		"SERVICE_LOG_FORMAT":      "json",
+		"SERVICE_LOG_LEVEL":       "info",
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for k, v := range extra {
+		env[k] = v
 	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
+	p := &proc{Proc: testbin.Start(t, binPath, repoRoot, env, patience), t: t}
+	status, body := httpDo(t, http.MethodPost, p.URL+"/admin/ingest/run?catalog=national", "", nil)
+	if status != http.StatusOK {
+		t.Fatalf("ingest: %d %s", status, body)
 	}
+	return p
 }
-
-// waitReady waits until /readyz answers 200: the search index is loaded,
-// so reads and ingests answer (before, they answer 503).
-func (p *proc) waitReady() error { return testbin.WaitReady(p.URL, p.done, patience) }
 
 // stop sends SIGTERM and returns the exit code.
 func (p *proc) stop() int {
 	p.t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		p.t.Fatal(err)
 	}
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(patience):
-		p.t.Fatalf("the service did not exit after SIGTERM within the safety limit\n%s", tail(p.stderr.String(), 40))
+		p.t.Fatalf("the service did not exit after SIGTERM within the safety limit\n%s", tail(p.Stderr.String(), 40))
 	}
-	return p.code
+	return p.Code
 }
 
 // --- HTTP -----------------------------------------------------------------------
