@@ -13,10 +13,10 @@ import (
 // seconds, rounded up here so a value never vanishes early); ttl <= 0 keeps
 // it forever.
 func (s *Store) PutTTL(ctx context.Context, key string, value []byte, ttl time.Duration) error {
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterWrite(ctx); err != nil {
 		return err
 	}
-	defer s.leave()
+	defer s.leaveWrite()
 	e := badger.NewEntry([]byte(kvPrefix+key), value)
 	if ttl > 0 {
 		at := time.Now().Add(ttl)
@@ -27,6 +27,9 @@ func (s *Store) PutTTL(ctx context.Context, key string, value []byte, ttl time.D
 		e.ExpiresAt = uint64(secs)
 	}
 	err := s.db.Update(func(txn *badger.Txn) error { return txn.SetEntry(e) })
+	if err == nil {
+		s.wrote(valueBytes(len(value)))
+	}
 	return s.writeErr("kv put "+key, err)
 }
 

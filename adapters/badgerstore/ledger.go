@@ -43,10 +43,10 @@ func (s *Store) Spend(ctx context.Context, challengeID, reference string, until 
 	if challengeID == "" {
 		return false, core.Invalidf("payment ledger: empty challenge id")
 	}
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterWrite(ctx); err != nil {
 		return false, err
 	}
-	defer s.leave()
+	defer s.leaveWrite()
 	keys := [][]byte{[]byte(payChallengePrefix + challengeID)}
 	if reference != "" {
 		keys = append(keys, []byte(payRefPrefix+reference))

@@ -42,10 +42,10 @@ func expiry(ttl time.Duration) uint64 {
 
 // Stash keeps f for ttl.
 func (s *Store) Stash(ctx context.Context, id string, f core.StashedFile, ttl time.Duration) error {
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterWrite(ctx); err != nil {
 		return err
 	}
-	defer s.leave()
+	defer s.leaveWrite()
 	exp := expiry(ttl)
 	n := (len(f.Data) + stashChunk - 1) / stashChunk
 	at := f.StashedAt
@@ -70,6 +70,7 @@ func (s *Store) Stash(ctx context.Context, id string, f core.StashedFile, ttl ti
 	if err := wb.Flush(); err != nil {
 		return s.writeErr("stash", err)
 	}
+	s.wrote(valueBytes(min(len(f.Data), stashChunk)) * n) // expired chunks are garbage too
 	e := badger.NewEntry([]byte(stashPrefix+id+"/meta"), meta)
 	e.ExpiresAt = exp
 	return s.writeErr("stash", s.db.Update(func(txn *badger.Txn) error { return txn.SetEntry(e) }))

@@ -22,6 +22,12 @@
 // one Apply takes about 104,800 resources plus the meta. Only records under
 // 256 bytes, which are stored inline, can lower that. An Apply over the limit fails
 // with a KindInvalid error that wraps badger.ErrTxnTooBig, and writes nothing.
+//
+// Space: rewritten values stay in the value log until Badger's value-log GC
+// rewrites their file, which it does only for files its compactions have
+// marked as mostly garbage; settle makes that happen as writes accumulate,
+// so a catalog re-ingested all day keeps about its own size on disk and in
+// memory (the value log is mapped).
 package badgerstore
 
 import (
@@ -29,8 +35,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -61,6 +70,13 @@ const (
 	// gcInterval is how often the value log is compacted; ingests rewrite
 	// changed resources, leaving their old values behind as garbage.
 	gcInterval = 10 * time.Minute
+	// settleFloor is the fewest value-log bytes written between two
+	// settles; see settle.
+	settleFloor = 16 << 20
+	// flushKey is written and dropped to make Badger flush its memtable;
+	// '~' sorts after every other prefix, so dropping it touches at most
+	// the last table of each level.
+	flushKey = "~flush"
 )
 
 // Store is a ResourceStore on Badger. It is safe for concurrent use.
@@ -78,6 +94,15 @@ type Store struct {
 
 	stopGC chan struct{}
 	gcDone chan struct{}
+
+	// writes is held shared by every call that writes and exclusively by
+	// settle while Badger's writes are blocked (they would fail, not wait).
+	writes sync.RWMutex
+	// written counts value-log bytes written since the last settle;
+	// settleAt is how many make the next one due (see settle).
+	written  atomic.Int64
+	settleAt atomic.Int64
+	settleCh chan struct{}
 
 	finishLocks [64]sync.Mutex // see finishLock
 	finishMu    sync.Mutex
@@ -114,8 +139,10 @@ func Open(dir string, log *zap.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, log: log, stopGC: make(chan struct{}), gcDone: make(chan struct{})}
+	s := &Store{db: db, log: log, stopGC: make(chan struct{}), gcDone: make(chan struct{}),
+		settleCh: make(chan struct{}, 1)}
 	s.idle = sync.NewCond(&s.mu)
+	s.settleAt.Store(max(settleFloor, s.vlogBytes()/2))
 	log.Debug("badger store open", zap.String("dir", dir),
 		zap.Int64("max_txn_entries", db.MaxBatchCount()), zap.Int64("max_txn_bytes", db.MaxBatchSize()))
 	go s.gcLoop()
@@ -167,6 +194,42 @@ func (s *Store) leave() {
 	s.mu.Unlock()
 }
 
+// enterWrite is enter for calls that write: it also holds the write gate
+// shared, so settle can pause writers. Pair it with leaveWrite.
+func (s *Store) enterWrite(ctx context.Context) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	s.writes.RLock()
+	return nil
+}
+
+func (s *Store) leaveWrite() {
+	s.writes.RUnlock()
+	s.leave()
+}
+
+// wrote counts n bytes of values a call wrote and wakes the settle loop
+// when enough have gathered. Values under the threshold live in the LSM
+// tree, whose own compactions reclaim them, so only larger ones count.
+func (s *Store) wrote(n int) {
+	if s.written.Add(int64(n)) < s.settleAt.Load() {
+		return
+	}
+	select {
+	case s.settleCh <- struct{}{}:
+	default:
+	}
+}
+
+// valueBytes is what a value of n bytes adds to the value log.
+func valueBytes(n int) int {
+	if n < valueThreshold {
+		return 0
+	}
+	return n
+}
+
 func (s *Store) gcLoop() {
 	defer close(s.gcDone)
 	t := time.NewTicker(gcInterval)
@@ -176,24 +239,89 @@ func (s *Store) gcLoop() {
 		case <-s.stopGC:
 			return
 		case <-t.C:
-		}
-		// Each successful run rewrites one file; repeat until nothing is left
-		// to reclaim (ErrNoRewrite) or the store is closing.
-		for {
-			err := s.db.RunValueLogGC(0.5)
-			if err != nil {
-				if !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected) {
-					s.log.Warn("badger value log gc", zap.Error(err))
-				}
-				break
-			}
-			select {
-			case <-s.stopGC:
-				return
-			default:
+			s.collect()
+		case <-s.settleCh:
+			if s.written.Load() >= s.settleAt.Load() {
+				s.settle()
 			}
 		}
 	}
+}
+
+// settle gives the space of overwritten values back. Badger rewrites a
+// value-log file only when its discard statistics say the file is mostly
+// garbage, and only compactions fill those statistics, which run only after
+// the memtable fills and is flushed. The memtable holds keys and value
+// pointers, so at a steady pace of rewrites (the real catalog re-ingested
+// every few seconds) it fills after thousands of them, and until then
+// the value log, mapped into memory, grows by every rewritten value: 585 MB
+// in a 30-minute soak (docs/PERFORMANCE.md 12d). So once as many bytes have
+// been written as half the value log held after the last settle (at least
+// settleFloor, so a bulk load of new resources settles a logarithmic number
+// of times), settle flushes the memtable, compacts level 0 (which drops
+// old versions and records where their values were), and lets the
+// value-log GC rewrite the files that became mostly garbage. Writers wait
+// while the memtable is flushed and level 0 compacted; readers do not.
+func (s *Store) settle() {
+	start := time.Now()
+	before := s.vlogBytes()
+	s.writes.Lock()
+	s.written.Store(0)
+	err := s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(flushKey), nil) })
+	if err == nil {
+		// DropPrefix is Badger's one public way to flush the memtable: it
+		// blocks writes, flushes every memtable without the prefix and
+		// compacts level 0.
+		err = s.db.DropPrefix([]byte(flushKey))
+	}
+	s.writes.Unlock()
+	if err != nil {
+		s.log.Warn("badger settle: flush", zap.Error(err))
+	}
+	s.collect()
+	after := s.vlogBytes()
+	s.settleAt.Store(max(settleFloor, after/2))
+	s.log.Debug("badger settled", zap.Duration("took", time.Since(start)),
+		zap.Int64("vlog_before", before), zap.Int64("vlog_after", after))
+}
+
+// collect runs the value-log GC until it finds nothing to reclaim. Each
+// successful run rewrites one file.
+func (s *Store) collect() {
+	for {
+		err := s.db.RunValueLogGC(0.5)
+		if err != nil {
+			if !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected) {
+				s.log.Warn("badger value log gc", zap.Error(err))
+			}
+			return
+		}
+		select {
+		case <-s.stopGC:
+			return
+		default:
+		}
+	}
+}
+
+// vlogBytes is the disk space the value log takes. Badger creates each
+// file at twice its size and truncates it when full, so the space
+// allocated, not the length, is what was written.
+func (s *Store) vlogBytes() int64 {
+	var n int64
+	files, _ := filepath.Glob(filepath.Join(s.db.Opts().ValueDir, "*.vlog"))
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			n += st.Blocks * 512
+		} else {
+			n += fi.Size()
+		}
+	}
+	return n
 }
 
 // record is the stored form of a resource.
@@ -371,18 +499,21 @@ func (s *Store) Apply(ctx context.Context, catalog core.CatalogID, ch ports.Chan
 			return core.Invalidf("store: apply to %s: event %s without id", catalog, ev.Type)
 		}
 	}
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterWrite(ctx); err != nil {
 		return err
 	}
-	defer s.leave()
+	defer s.leaveWrite()
 	// Retried on conflict: the event checks read keys a concurrent
 	// RecordEvent or FanOut may write.
+	var n int
 	err := s.updateRetry(ctx, func(txn *badger.Txn) error {
+		n = 0
 		for _, p := range ch.Put {
 			v, err := json.Marshal(record{Resource: p.Resource, Hash: p.Hash})
 			if err != nil {
 				return fmt.Errorf("badgerstore: encode %s: %w", p.Resource.Ref(), err)
 			}
+			n += valueBytes(len(v))
 			if err := txn.Set(resKey(catalog, p.Resource.ID), v); err != nil {
 				return err
 			}
@@ -403,6 +534,9 @@ func (s *Store) Apply(ctx context.Context, catalog core.CatalogID, ch ports.Chan
 		}
 		return nil
 	})
+	if err == nil {
+		s.wrote(n)
+	}
 	return s.writeErr(fmt.Sprintf("apply %d resources and %d events to %s", len(ch.Put), len(ch.Events), catalog), err)
 }
 

@@ -66,12 +66,13 @@ func (s *Store) PutVectors(ctx context.Context, embedderID string, vs []ports.St
 	if len(vs) == 0 {
 		return nil
 	}
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterWrite(ctx); err != nil {
 		return err
 	}
-	defer s.leave()
+	defer s.leaveWrite()
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
+	var n int
 	for _, v := range vs {
 		b, err := encodeVec(v)
 		if err != nil {
@@ -80,8 +81,13 @@ func (s *Store) PutVectors(ctx context.Context, embedderID string, vs []ports.St
 		if err := wb.Set(vecKey(embedderID, v.Key), b); err != nil {
 			return s.writeErr("put vectors", err)
 		}
+		n += valueBytes(len(b))
 	}
-	return s.writeErr("put vectors", wb.Flush())
+	if err := wb.Flush(); err != nil {
+		return s.writeErr("put vectors", err)
+	}
+	s.wrote(n)
+	return nil
 }
 
 // ScanVectors calls fn for every stored vector of the embedder.
@@ -120,10 +126,10 @@ func (s *Store) ScanVectors(ctx context.Context, embedderID string, fn func(port
 // DropVectorsExcept deletes every vector not of embedderID, so a model
 // change never leaves two models' vectors side by side.
 func (s *Store) DropVectorsExcept(ctx context.Context, embedderID string) (int, error) {
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterWrite(ctx); err != nil {
 		return 0, err
 	}
-	defer s.leave()
+	defer s.leaveWrite()
 	keep := vecEmbedderPrefix(embedderID)
 	var doomed [][]byte
 	err := s.db.View(func(txn *badger.Txn) error {

@@ -240,10 +240,10 @@ func (s *Store) PutDestination(ctx context.Context, d core.Destination) error {
 	if err := checkDestID(d.ID); err != nil {
 		return err
 	}
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterWrite(ctx); err != nil {
 		return err
 	}
-	defer s.leave()
+	defer s.leaveWrite()
 	err := s.updateRetry(ctx, func(txn *badger.Txn) error { return setJSON(txn, whDestKey(d.ID), d) })
 	return s.writeErr("put webhook destination "+d.ID, err)
 }
@@ -255,10 +255,10 @@ func (s *Store) DeleteDestination(ctx context.Context, id string) error {
 	if checkDestID(id) != nil {
 		return nil // never stored, so nothing to delete
 	}
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterWrite(ctx); err != nil {
 		return err
 	}
-	defer s.leave()
+	defer s.leaveWrite()
 	op := "delete webhook destination " + id
 	err := s.updateRetry(ctx, func(txn *badger.Txn) error { return txn.Delete(whDestKey(id)) })
 	if err != nil {
@@ -305,10 +305,10 @@ func (s *Store) RecordEvent(ctx context.Context, ev core.Event) error {
 	if ev.ID == "" {
 		return core.Invalidf("store: record event: event without id")
 	}
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterWrite(ctx); err != nil {
 		return err
 	}
-	defer s.leave()
+	defer s.leaveWrite()
 	err := s.updateRetry(ctx, func(txn *badger.Txn) error { return recordEvent(txn, ev) })
 	return s.writeErr("record event "+ev.ID, err)
 }
@@ -340,10 +340,10 @@ func (s *Store) FanOut(ctx context.Context, eventID string, ds []core.Delivery) 
 			return core.Invalidf("store: fan out %s: delivery to %s carries event %q", eventID, d.DestinationID, d.Event.ID)
 		}
 	}
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterWrite(ctx); err != nil {
 		return err
 	}
-	defer s.leave()
+	defer s.leaveWrite()
 	trim := s.fanOuts.Add(1)%histTrimEvery == 1
 	err := s.updateRetry(ctx, func(txn *badger.Txn) error {
 		// Read inside the transaction: a concurrent FanOut of the same
@@ -412,10 +412,10 @@ func (s *Store) Finish(ctx context.Context, d core.Delivery, a core.DeliveryAtte
 	if a.At.Before(time.Unix(0, 1)) {
 		return core.Invalidf("store: finish delivery of %s to %s: attempt without a time", d.Event.ID, d.DestinationID)
 	}
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterWrite(ctx); err != nil {
 		return err
 	}
-	defer s.leave()
+	defer s.leaveWrite()
 	// Only every trimEvery-th call trims (under the lock); the others write
 	// disjoint keys, so Badger commits concurrent ones with one fsync.
 	trim := s.countFinish(d.DestinationID)%trimEvery == 0
