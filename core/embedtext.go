@@ -13,7 +13,7 @@ const maxEmbedText = 2000
 // every language, synonyms, category, then applicability and descriptions.
 func EmbeddingText(r *Resource) string {
 	var b strings.Builder
-	for _, s := range []string{r.NameSV, r.NameEN, r.NameDA, r.Synonyms, r.SynonymsEN, r.Category, r.CategoryEN,
+	for _, s := range []string{r.NameSV, r.NameEN, r.NameDA, r.NameDE, r.Synonyms, r.SynonymsEN, r.Category, r.CategoryEN,
 		r.ApplicabilitySV, r.ApplicabilityEN, r.DescriptionSV, r.DescriptionEN, r.DescriptionDA} {
 		if s == "" {
 			continue

@@ -23,6 +23,9 @@ type contentView struct {
 	Transports                                             []Transport
 	Conversions                                            [][2]any // sorted pairs: map order must not matter
 	Category, CategoryEN, BK04                             string
+	// NameDE is omitted when empty so that adding the field changed no
+	// stored hash.
+	NameDE string `json:",omitempty"`
 }
 
 // ContentHash returns the hex SHA-256 of the resource's content.
@@ -45,6 +48,7 @@ func ContentHash(r *Resource) string {
 		ConservativeFactor: r.ConservativeFactor, WasteFactor: r.WasteFactor, BiogenicCarbon: r.BiogenicCarbon,
 		ServiceLife: r.ServiceLife, Transports: r.Transports, Conversions: conv,
 		Category: r.Category, CategoryEN: r.CategoryEN, BK04: r.BK04,
+		NameDE: r.NameDE,
 	}
 	b, err := json.Marshal(v) // cannot fail: plain strings, numbers and slices
 	if err != nil {
@@ -65,7 +69,7 @@ func CleanText(s string) string { return strings.TrimSpace(invisible.Replace(s))
 // Normalize cleans the text fields of a resource in place, so the same content
 // always hashes the same however the source spaced it.
 func (r *Resource) Normalize() {
-	for _, p := range []*string{&r.ID, &r.NameSV, &r.NameEN, &r.NameDA, &r.DescriptionSV, &r.DescriptionEN,
+	for _, p := range []*string{&r.ID, &r.NameSV, &r.NameEN, &r.NameDA, &r.NameDE, &r.DescriptionSV, &r.DescriptionEN,
 		&r.DescriptionDA, &r.ApplicabilitySV, &r.ApplicabilityEN, &r.Synonyms, &r.SynonymsEN, &r.GWPUnit, &r.Unit,
 		&r.ServiceLife, &r.Category, &r.CategoryEN, &r.CategoryCode, &r.BK04, &r.Version} {
 		*p = CleanText(*p)

@@ -30,6 +30,7 @@ func TestContentHashSeesEveryContentField(t *testing.T) {
 	edits := map[string]func(r *Resource){
 		"name_sv":      func(r *Resource) { r.NameSV = "Spånskiva X" },
 		"name_en":      func(r *Resource) { r.NameEN = "Chipboard" },
+		"name_de":      func(r *Resource) { r.NameDE = "Spanplatte" },
 		"description":  func(r *Resource) { r.DescriptionSV += "." },
 		"synonyms":     func(r *Resource) { r.Synonyms = "skivor" },
 		"a1a3":         func(r *Resource) { r.A1A3 = F(0.4) },
@@ -80,15 +81,47 @@ func TestParseCatalogAliases(t *testing.T) {
 	}
 }
 
+// TestContentHashStable: the hash of a resource without a German name is
+// the one stored before name_de existed (computed by that code), so adding
+// the field did not make every stored resource look changed.
+func TestContentHashStable(t *testing.T) {
+	r := sample()
+	if got, want := ContentHash(&r), "9e092ca226a3c491c51ed8331777535ff20db601bba1fcdb2f0f7a57c1fc04ee"; got != want {
+		t.Fatalf("hash %s, want %s", got, want)
+	}
+}
+
 func TestLocalizeFallsBack(t *testing.T) {
 	r := Resource{NameSV: "Spånskiva", NameEN: "", DescriptionEN: "Particle boards are made"}
 	r.Localize(English)
-	if r.Name != "Spånskiva" || r.Description != "Particle boards are made" {
-		t.Fatalf("English view falls back to Swedish: %+v", r)
+	if r.Name != "Spånskiva" || r.NameLang != "sv" || r.Description != "Particle boards are made" || r.DescriptionLang != "en" {
+		t.Fatalf("English view falls back to Swedish and says so: %+v", r)
 	}
 	d := Resource{Catalog: DKBR, NameEN: "Concrete", NameDA: "Beton"}
 	d.Localize(Swedish)
-	if d.Name != "Beton" {
-		t.Fatalf("Swedish view of a Danish row shows the Danish name first, got %q", d.Name)
+	if d.Name != "Beton" || d.NameLang != "da" {
+		t.Fatalf("Swedish view of a Danish row shows the Danish name first, got %q (%s)", d.Name, d.NameLang)
+	}
+	d.Localize(English)
+	if d.Name != "Concrete" || d.NameLang != "en" || d.Description != "" || d.DescriptionLang != "" {
+		t.Fatalf("English view of a row with an English name: %q (%s), description %q (%s)", d.Name, d.NameLang, d.Description, d.DescriptionLang)
+	}
+}
+
+// TestLocalizeNeverShowsGermanAsEnglish: a Tabel 7 #G row has a Danish and
+// a German name; lang=en shows the Danish one and says it is Danish.
+func TestLocalizeNeverShowsGermanAsEnglish(t *testing.T) {
+	r := Resource{Catalog: DKBR, ID: "#G0740", NameDA: "Betonrør, armeret", NameDE: "Betonrohr, bewehrt"}
+	for _, lang := range []Lang{English, Swedish} {
+		r.Localize(lang)
+		if r.Name != "Betonrør, armeret" || r.NameLang != "da" {
+			t.Errorf("lang=%s: name %q (%s), want the Danish name labelled da", lang, r.Name, r.NameLang)
+		}
+	}
+	// Only a German name: shown, and labelled German.
+	g := Resource{Catalog: DKBR, ID: "x", NameDE: "Betonrohr"}
+	g.Localize(English)
+	if g.Name != "Betonrohr" || g.NameLang != "de" {
+		t.Errorf("German-only row: %q (%s)", g.Name, g.NameLang)
 	}
 }

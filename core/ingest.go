@@ -86,6 +86,7 @@ type BatchItem struct {
 	NameSV           string             `json:"name_sv,omitempty"`
 	NameEN           string             `json:"name_en,omitempty"`
 	NameDA           string             `json:"name_da,omitempty"`
+	NameDE           string             `json:"name_de,omitempty"`
 	Description      string             `json:"description,omitempty"`
 	DescriptionSV    string             `json:"description_sv,omitempty"`
 	DescriptionEN    string             `json:"description_en,omitempty"`

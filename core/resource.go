@@ -112,14 +112,22 @@ type Resource struct {
 	Catalog CatalogID `json:"catalog"`
 
 	// Name and Description are the texts a client should show first, in the
-	// language asked for (falling back to the other language). They are
-	// filled per request, never stored.
-	Name        string `json:"name,omitempty"`
-	Description string `json:"description,omitempty"`
+	// language asked for (falling back to the other languages). NameLang and
+	// DescriptionLang say which language they are in, so a client sees when
+	// the language asked for had no text (lang=en on a Danish row gives the
+	// Danish name and name_lang "da"). All four are filled per request,
+	// never stored.
+	Name            string `json:"name,omitempty"`
+	NameLang        string `json:"name_lang,omitempty"`
+	Description     string `json:"description,omitempty"`
+	DescriptionLang string `json:"description_lang,omitempty"`
 
-	NameSV          string `json:"name_sv,omitempty"`
-	NameEN          string `json:"name_en,omitempty"`
-	NameDA          string `json:"name_da,omitempty"`
+	NameSV string `json:"name_sv,omitempty"`
+	NameEN string `json:"name_en,omitempty"`
+	NameDA string `json:"name_da,omitempty"`
+	// NameDE is a German name: Tabel 7's `Navn DE/ENG` on its #G rows (the
+	// ÖKOBAUDAT product name). It is never shown as the English name.
+	NameDE          string `json:"name_de,omitempty"`
 	DescriptionSV   string `json:"description_sv,omitempty"`
 	DescriptionEN   string `json:"description_en,omitempty"`
 	DescriptionDA   string `json:"description_da,omitempty"`
@@ -178,25 +186,32 @@ func (r *Resource) Key() Key { return Key{Catalog: r.Catalog, ID: r.ID} }
 func (r *Resource) Ref() string { return r.Key().String() }
 
 // Localize fills Name and Description for the language a client shows first,
-// falling back to the other languages so a client always has a text.
+// falling back to the other languages so a client always has a text, and
+// records in NameLang and DescriptionLang which language each is in. English
+// falls back to Swedish, then Danish; Swedish to Danish (closer to Swedish
+// than English is), then English. A German name (NameDE) is shown only when
+// the resource has no other name, and is then labelled "de": never as English.
 func (r *Resource) Localize(lang Lang) {
-	if lang == English {
-		r.Name = first(r.NameEN, r.NameSV, r.NameDA)
-		r.Description = first(r.DescriptionEN, r.DescriptionSV, r.DescriptionDA)
-		return
+	names := []langText{{"en", r.NameEN}, {"sv", r.NameSV}, {"da", r.NameDA}, {"de", r.NameDE}}
+	descs := []langText{{"en", r.DescriptionEN}, {"sv", r.DescriptionSV}, {"da", r.DescriptionDA}}
+	if lang != English {
+		names = []langText{{"sv", r.NameSV}, {"da", r.NameDA}, {"en", r.NameEN}, {"de", r.NameDE}}
+		descs = []langText{{"sv", r.DescriptionSV}, {"da", r.DescriptionDA}, {"en", r.DescriptionEN}}
 	}
-	// Danish reads closer to Swedish than English does.
-	r.Name = first(r.NameSV, r.NameDA, r.NameEN)
-	r.Description = first(r.DescriptionSV, r.DescriptionDA, r.DescriptionEN)
+	r.Name, r.NameLang = firstText(names)
+	r.Description, r.DescriptionLang = firstText(descs)
 }
 
-func first(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
+type langText struct{ lang, text string }
+
+// firstText returns the first non-empty text and its language.
+func firstText(ts []langText) (text, lang string) {
+	for _, t := range ts {
+		if t.text != "" {
+			return t.text, t.lang
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // Clone returns a deep copy so callers can localize or edit freely.

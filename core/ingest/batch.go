@@ -79,7 +79,7 @@ func ReleaseFromBatch(b core.ResourceBatch) (core.Release, error) {
 
 func itemResource(cat core.CatalogID, it core.BatchItem) core.Resource {
 	r := core.Resource{
-		Catalog: cat, NameSV: it.NameSV, NameEN: it.NameEN, NameDA: it.NameDA,
+		Catalog: cat, NameSV: it.NameSV, NameEN: it.NameEN, NameDA: it.NameDA, NameDE: it.NameDE,
 		DescriptionSV: it.DescriptionSV, DescriptionEN: it.DescriptionEN, DescriptionDA: it.DescriptionDA,
 		Synonyms: it.Synonyms, Unit: it.Unit, GWPUnit: it.GWPUnit, Category: it.Category,
 		CategoryCode: it.CategoryCode, Version: strings.TrimSpace(it.Version),

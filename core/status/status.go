@@ -223,7 +223,7 @@ func (s *Service) Browse(ctx context.Context, f core.ResourceFilter) (core.Resou
 }
 
 func matchesText(r *core.Resource, text string) bool {
-	for _, v := range []string{r.ID, r.NameSV, r.NameEN, r.NameDA, r.Category, r.CategoryEN, r.Synonyms, r.SynonymsEN} {
+	for _, v := range []string{r.ID, r.NameSV, r.NameEN, r.NameDA, r.NameDE, r.Category, r.CategoryEN, r.Synonyms, r.SynonymsEN} {
 		if v != "" && strings.Contains(strings.ToLower(v), text) {
 			return true
 		}
