@@ -273,3 +273,13 @@ func SourceFor(catalogs []CatalogID) string {
 	}
 	return SourceAll
 }
+
+// first returns the first non-empty string.
+func first(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
