@@ -35,6 +35,8 @@ var fieldDefs = []fieldDef{
 	{"name_sv", "Name, Swedish", kindText},
 	{"name_en", "Name, English", kindText},
 	{"name_da", "Name, Danish", kindText},
+	{"name_de", "Name, German", kindText},
+	{"name_de_en", "Name, German or English by id, as Tabel 7's Navn DE/ENG: German (ÖKOBAUDAT) on #G rows, English on the others", kindText},
 	{"description", "Description in the catalog's language", kindText},
 	{"description_sv", "Description, Swedish", kindText},
 	{"description_en", "Description, English", kindText},
@@ -100,7 +102,7 @@ func MappingFromForm(form map[string][]string) map[string]string {
 var tabel7Headers = map[string]string{
 	"sorterings id":                  "id",
 	"navn dk":                        "name",
-	"navn de/eng":                    "name_en",
+	"navn de/eng":                    "name_de_en",
 	"global opvarmning, modul a1-a3": "a1a3",
 	"deklareret enhed (fu)":          "unit",
 	"masse faktor":                   "conversion_value",

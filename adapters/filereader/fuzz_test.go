@@ -126,7 +126,7 @@ func FuzzReadXLS(f *testing.F) {
 func FuzzMap(f *testing.F) {
 	real := shareddata.Read(f, "data", "dkbr", "br18-tabel7-201222.csv")
 	lines := strings.SplitAfter(string(real), "\n")
-	t7 := "id=Sorterings ID;name=Navn DK;name_en=Navn DE/ENG;a1a3=Global Opvarmning, modul A1-A3;unit=Deklareret enhed (FU);conversion_value=Masse faktor;origin=Url (link)"
+	t7 := "id=Sorterings ID;name=Navn DK;name_de_en=Navn DE/ENG;a1a3=Global Opvarmning, modul A1-A3;unit=Deklareret enhed (FU);conversion_value=Masse faktor;origin=Url (link)"
 	f.Add([]byte(strings.Join(lines[:12], "")), t7)
 	f.Add([]byte("id,name,a1a3,unit,mass,mu\n#G1,a,1,M3,470,kg/m3\n#G2,b,#G1,#G1,#G3,\n#G3,c,-,stk.,#G2,kg\n#G1,a,1,m³,470,kg/m³\n"),
 		"id=id;name=name;a1a3=a1a3;unit=unit;conversion_value=mass;conversion_unit=mu")

@@ -315,7 +315,7 @@ func TestMapVersion(t *testing.T) {
 }
 
 func TestFieldsAndForm(t *testing.T) {
-	want := []string{"id", "name", "name_sv", "name_en", "name_da", "description", "description_sv", "description_en",
+	want := []string{"id", "name", "name_sv", "name_en", "name_da", "name_de", "name_de_en", "description", "description_sv", "description_en",
 		"description_da", "applicability_sv", "applicability_en", "synonyms", "synonyms_en", "a1a3", "a1a3_conservative",
 		"a4", "a5_1", "unit", "gwp_unit", "conversion_value", "conversion_unit", "category", "category_en", "category_code",
 		"version", "conservative_factor", "waste_factor", "biogenic_carbon", "service_life", "origin"}
@@ -372,14 +372,52 @@ func TestMapAllFields(t *testing.T) {
 	tb := csvTable(t, strings.Join(hdr, ";")+"\n"+strings.Join(val, ";")+"\n")
 	r := mapOK(t, tb, core.National, m).Release.Resources[0]
 	want := core.Resource{ID: "#X1", Catalog: core.National,
-		NameSV: "v name_sv", NameEN: "v name_en", NameDA: "v name_da",
+		NameSV: "v name_sv", NameEN: "v name_en", NameDA: "v name_da", NameDE: "v name_de",
 		DescriptionSV: "v description_sv", DescriptionEN: "v description_en", DescriptionDA: "v description_da",
 		ApplicabilitySV: "v applicability_sv", ApplicabilityEN: "v applicability_en", Synonyms: "v synonyms", SynonymsEN: "v synonyms_en",
-		A1A3: core.F(13), A1A3Conservative: core.F(14), A4: core.F(15), A51: core.F(16), GWPUnit: "v gwp_unit", Unit: "m²",
-		Conversions: map[string]float64{"kg/m²": 19}, Category: "v category", CategoryEN: "v category_en", CategoryCode: "v category_code",
-		Version: "v version", ConservativeFactor: core.F(25), WasteFactor: core.F(26), BiogenicCarbon: core.F(27),
+		A1A3: core.F(15), A1A3Conservative: core.F(16), A4: core.F(17), A51: core.F(18), GWPUnit: "v gwp_unit", Unit: "m²",
+		Conversions: map[string]float64{"kg/m²": 21}, Category: "v category", CategoryEN: "v category_en", CategoryCode: "v category_code",
+		Version: "v version", ConservativeFactor: core.F(27), WasteFactor: core.F(28), BiogenicCarbon: core.F(29),
 		ServiceLife: "v service_life", Origin: "https://example.org/x"}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("resource\n got %+v\nwant %+v", r, want)
+	}
+}
+
+// Tabel 7's Navn DE/ENG holds ÖKOBAUDAT's German names on #G rows, English
+// names on BR25's EPD Danmark #B rows and '-' on the others: a German name
+// is never stored (and so never shown) as English.
+func TestMapNavnDEENG(t *testing.T) {
+	tb := csvTable(t, "Sorterings ID,Navn DE/ENG,Navn DK,a1a3\n"+
+		"#G0740,\"Betonrohr, bewehrt\",\"Betonrør, armeret\",1\n"+
+		"#g0008,Getuftete Teppichfliesen,Tæppeflise,2\n"+
+		"#B1632,Circular ventilation ducts,Cirkulære ventilationskanaler,3\n"+
+		"#D1498,-,\"Tagsten, tegl\",4\n"+
+		"#S0001,,Enfamiliehuse,5\n")
+	m := map[string]string{"id": "Sorterings ID", "name": "Navn DK", "name_de_en": "Navn DE/ENG", "a1a3": "a1a3"}
+	if got := Suggest(tb.Headers); got["name_de_en"] != "Navn DE/ENG" || got["name_en"] != "" {
+		t.Errorf("Suggest %v", got)
+	}
+	res := byID(t, mapOK(t, tb, core.DKBR, m).Release.Resources)
+	for id, w := range map[string][3]string{ // da, de, en
+		"#G0740": {"Betonrør, armeret", "Betonrohr, bewehrt", ""},
+		"#g0008": {"Tæppeflise", "Getuftete Teppichfliesen", ""},
+		"#B1632": {"Cirkulære ventilationskanaler", "", "Circular ventilation ducts"},
+		"#D1498": {"Tagsten, tegl", "", ""},
+		"#S0001": {"Enfamiliehuse", "", ""},
+	} {
+		r := res[id]
+		if r.NameDA != w[0] || r.NameDE != w[1] || r.NameEN != w[2] {
+			t.Errorf("%s: da %q de %q en %q, want %q", id, r.NameDA, r.NameDE, r.NameEN, w)
+		}
+		r.Localize(core.English)
+		if r.Name == r.NameDE && r.NameDE != "" {
+			t.Errorf("%s: lang=en shows the German name %q", id, r.Name)
+		}
+	}
+	// An explicit name_en wins over the column.
+	m["name_en"] = "Navn DK"
+	if r := byID(t, mapOK(t, tb, core.DKBR, m).Release.Resources)["#B1632"]; r.NameEN != "Cirkulære ventilationskanaler" {
+		t.Errorf("explicit name_en: %q", r.NameEN)
 	}
 }

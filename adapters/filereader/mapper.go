@@ -98,6 +98,9 @@ func missing(s string) bool {
 //     unknown field or a header not in the table is a problem.
 //   - `name` and `description` fill the catalog's own language (Swedish for
 //     national, Danish for dkbr) unless the explicit field is mapped too.
+//   - `name_de_en` is Tabel 7's `Navn DE/ENG`: on a #G row (ÖKOBAUDAT) it
+//     is the German name (name_de), on the others the English one (BR25's
+//     EPD Danmark #B rows); an explicitly mapped name_de or name_en wins.
 //   - '-', '–' and empty cells are missing values. A row whose a1a3 is
 //     missing is kept without a1a3 (Tabel 7 publishes such rows); a number
 //     that does not read is a problem with its row and column.
@@ -159,8 +162,8 @@ func Map(t *Table, catalog core.CatalogID, mapping map[string]string, version st
 	if !hasKey(mapping, "a1a3") {
 		rep.problem(0, "", "map.a1a3 is required: the column of GWP A1-A3 (kg CO2e per declared unit)")
 	}
-	if !hasKey(mapping, "name", "name_sv", "name_en", "name_da") {
-		rep.problem(0, "", "map.name is required (or name_sv, name_en, name_da): the column of resource names")
+	if !hasKey(mapping, "name", "name_sv", "name_en", "name_da", "name_de", "name_de_en") {
+		rep.problem(0, "", "map.name is required (or name_sv, name_en, name_da, name_de, name_de_en): the column of resource names")
 	}
 	if rep.ProblemCount > 0 {
 		return rep, rep.refused()
@@ -290,7 +293,7 @@ func (m *mapper) row(i int) (core.Resource, bool) {
 	}
 	r.ID = id
 
-	var name, description, convUnit string
+	var name, description, deEN, convUnit string
 	var convValue *float64
 	convUnitMapped := false
 	for _, fd := range fieldDefs {
@@ -354,6 +357,10 @@ func (m *mapper) row(i int) (core.Resource, bool) {
 				rep.problem(rowNum, header, "%s: %q looks like a spreadsheet formula; formulas are never evaluated: export the values", fd.name, clip(c.Text))
 				continue
 			}
+			if fd.name == "name_de_en" {
+				deEN = c.Text
+				continue
+			}
 			setText(&r, fd.name, c.Text, &name, &description)
 		}
 	}
@@ -367,6 +374,12 @@ func (m *mapper) row(i int) (core.Resource, bool) {
 	} else {
 		r.NameSV = first(r.NameSV, name)
 		r.DescriptionSV = first(r.DescriptionSV, description)
+	}
+	// Tabel 7's Navn DE/ENG: ÖKOBAUDAT's German names on #G rows.
+	if strings.HasPrefix(strings.ToUpper(r.ID), "#G") {
+		r.NameDE = first(r.NameDE, deEN)
+	} else {
+		r.NameEN = first(r.NameEN, deEN)
 	}
 	if r.GWPUnit == "" && r.Unit != "" {
 		r.GWPUnit = "kg CO2 eq./" + r.Unit
@@ -426,6 +439,8 @@ func setText(r *core.Resource, field, v string, name, description *string) {
 		r.NameEN = v
 	case "name_da":
 		r.NameDA = v
+	case "name_de":
+		r.NameDE = v
 	case "description_sv":
 		r.DescriptionSV = v
 	case "description_en":
@@ -513,7 +528,7 @@ func textDiff(a, b *core.Resource) string {
 		name string
 		x, y string
 	}{
-		{"name_sv", a.NameSV, b.NameSV}, {"name_en", a.NameEN, b.NameEN}, {"name_da", a.NameDA, b.NameDA},
+		{"name_sv", a.NameSV, b.NameSV}, {"name_en", a.NameEN, b.NameEN}, {"name_da", a.NameDA, b.NameDA}, {"name_de", a.NameDE, b.NameDE},
 		{"description_sv", a.DescriptionSV, b.DescriptionSV}, {"description_en", a.DescriptionEN, b.DescriptionEN},
 		{"description_da", a.DescriptionDA, b.DescriptionDA}, {"applicability_sv", a.ApplicabilitySV, b.ApplicabilitySV},
 		{"applicability_en", a.ApplicabilityEN, b.ApplicabilityEN}, {"synonyms", a.Synonyms, b.Synonyms},

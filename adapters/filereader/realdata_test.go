@@ -13,7 +13,7 @@ var (
 	br25Map = map[string]string{
 		"id":               "Sorterings ID",
 		"name":             "Navn DK",
-		"name_en":          "Navn DE/ENG",
+		"name_de_en":       "Navn DE/ENG",
 		"a1a3":             "Global Opvarmning, modul A1-A3",
 		"unit":             "Deklareret enhed (FU)",
 		"conversion_value": "Masse faktor",
@@ -23,7 +23,7 @@ var (
 	br18Map = map[string]string{
 		"id":               "Sorterings ID",
 		"name":             "Navn DK",
-		"name_en":          "Navn DE/ENG",
+		"name_de_en":       "Navn DE/ENG",
 		"a1a3":             "Global Opvarmning, modul A1-A3",
 		"unit":             "Deklareret enhed (FU)",
 		"conversion_value": "Masse faktor",
@@ -49,15 +49,15 @@ func byID(t *testing.T, rs []core.Resource) map[string]core.Resource {
 
 // want is the expected content of one resource; nil numbers are missing.
 type want struct {
-	nameDA, nameEN, unit, gwpUnit, origin string
-	a1a3                                  *float64
-	conv                                  map[string]float64
+	nameDA, nameEN, nameDE, unit, gwpUnit, origin string
+	a1a3                                          *float64
+	conv                                          map[string]float64
 }
 
 func checkResource(t *testing.T, got core.Resource, w want) {
 	t.Helper()
-	if got.NameDA != w.nameDA || got.NameEN != w.nameEN || got.NameSV != "" {
-		t.Errorf("%s names: da %q en %q sv %q, want da %q en %q", got.ID, got.NameDA, got.NameEN, got.NameSV, w.nameDA, w.nameEN)
+	if got.NameDA != w.nameDA || got.NameEN != w.nameEN || got.NameDE != w.nameDE || got.NameSV != "" {
+		t.Errorf("%s names: da %q en %q de %q sv %q, want da %q en %q de %q", got.ID, got.NameDA, got.NameEN, got.NameDE, got.NameSV, w.nameDA, w.nameEN, w.nameDE)
 	}
 	if got.Unit != w.unit || got.GWPUnit != w.gwpUnit {
 		t.Errorf("%s unit %q gwp %q, want %q %q", got.ID, got.Unit, got.GWPUnit, w.unit, w.gwpUnit)
@@ -144,11 +144,11 @@ func TestBR25Workbook(t *testing.T) {
 			gwpUnit: "kg CO2 eq./stk", a1a3: core.F(3540), conv: map[string]float64{"kg/stk": 656.79},
 			origin: "https://www.epddanmark.dk/media/43kpnonw/md-23024-en.pdf"},
 		// Row 354: a kg product with its density.
-		"#G0767": {nameDA: "Stål, varmvalset plade, 2-20 mm", nameEN: "Stahl warmgewalzte bleche (2-20mm)", unit: "kg",
+		"#G0767": {nameDA: "Stål, varmvalset plade, 2-20 mm", nameDE: "Stahl warmgewalzte bleche (2-20mm)", unit: "kg",
 			gwpUnit: "kg CO2 eq./kg", a1a3: core.F(2.78247228506), conv: map[string]float64{"kg/m³": 7850},
 			origin: "https://www.oekobaudat.de/OEKOBAU.DAT/resource/processes/467aee4d-03e3-4bf5-a916-8d279d5a5f29?version=20.23.050"},
 		// Row 197 (row 198 repeats it): the first row's name is kept.
-		"#G0164": {nameDA: "Oliekedel, lav temperatur, 20-120 kW", nameEN: "Öl-niedertemperaturgerät 20-120 kw (standgerät)", unit: "stk",
+		"#G0164": {nameDA: "Oliekedel, lav temperatur, 20-120 kW", nameDE: "Öl-niedertemperaturgerät 20-120 kw (standgerät)", unit: "stk",
 			gwpUnit: "kg CO2 eq./stk", a1a3: core.F(1207.85513778), conv: map[string]float64{"kg/stk": 354},
 			origin: "https://www.oekobaudat.de/OEKOBAU.DAT/resource/processes/b2d632fd-5d02-4a45-b1af-3ff87a21dec2?version=20.23.050"},
 		// Row 494: a standard value without a declared unit; its mass unit is
@@ -165,6 +165,12 @@ func TestBR25Workbook(t *testing.T) {
 			t.Errorf("%s version %q catalog %q", id, got.Version, got.Catalog)
 		}
 		checkResource(t, got, w)
+	}
+	// Navn DE/ENG: German on the 319 #G resources (322 rows less the three
+	// collapsed), English on the four EPD Danmark ventilation rows, '-'
+	// elsewhere.
+	if de, en := countNames(rel.Resources); de != 319 || en != 4 {
+		t.Errorf("%d German and %d English names, want 319 and 4", de, en)
 	}
 	// Units are displayed in their normal spelling (71 stk rows less the three
 	// collapsed oil boilers).
@@ -218,15 +224,15 @@ func TestBR18CSV(t *testing.T) {
 			a1a3: core.F(-664), conv: map[string]float64{"kg/m³": 470},
 			origin: "https://www.epddanmark.dk/media/tmwhxyym/md-20007-en_rev1_tr%c3%a6dk.pdf"},
 		// Row 36: #G0000, a different product than in BR25.
-		"#G0000": {nameDA: "Brandsikkert glas Pyrobel", nameEN: "Fire resistant glass-AGC-Pyrobel", unit: "m²", gwpUnit: "kg CO2 eq./m²",
+		"#G0000": {nameDA: "Brandsikkert glas Pyrobel", nameDE: "Fire resistant glass-AGC-Pyrobel", unit: "m²", gwpUnit: "kg CO2 eq./m²",
 			a1a3: core.F(71.6), conv: map[string]float64{"kg/m²": 50.05},
 			origin: "http://www.oekobaudat.de/OEKOBAU.DAT/resource/processes/70d35332-9f2d-4f3b-8688-431388263d2d?version=00.00.011"},
 		// Row 69: A1-A3 is '-': kept without a1a3.
-		"#G0122": {nameDA: "Stål, varmvalset plade, Genanvendelse", nameEN: "End of Life von verzinktem Stahl", unit: "kg", gwpUnit: "kg CO2 eq./kg",
+		"#G0122": {nameDA: "Stål, varmvalset plade, Genanvendelse", nameDE: "End of Life von verzinktem Stahl", unit: "kg", gwpUnit: "kg CO2 eq./kg",
 			conv:   map[string]float64{"kg/kg": 1},
 			origin: "http://www.oekobaudat.de/OEKOBAU.DAT/resource/processes/f34a799a-52de-4f69-a623-335f5be207d9?version=20.19.120"},
 		// Row 83: STK -> stk.
-		"#G0164": {nameDA: "Oliekedel, lav temperatur, 20-120 kW", nameEN: "Öl-Niedertemperaturgerät 20-120 kW (Standgerät)", unit: "stk",
+		"#G0164": {nameDA: "Oliekedel, lav temperatur, 20-120 kW", nameDE: "Öl-Niedertemperaturgerät 20-120 kW (Standgerät)", unit: "stk",
 			gwpUnit: "kg CO2 eq./stk", a1a3: core.F(1287.48), conv: map[string]float64{"kg/stk": 354},
 			origin: "http://www.oekobaudat.de/OEKOBAU.DAT/resource/processes/e69bcb28-f58b-443b-b62f-810bbdf6cedb?version=20.19.120"},
 		// Row 452: no unit, no mass factor, no link.
@@ -238,6 +244,10 @@ func TestBR18CSV(t *testing.T) {
 			continue
 		}
 		checkResource(t, got, w)
+	}
+	// Navn DE/ENG: German on every #G row, '-' on the others.
+	if de, en := countNames(rel.Resources); de != 416 || en != 0 {
+		t.Errorf("%d German and %d English names, want 416 and 0", de, en)
 	}
 	units := map[string]int{}
 	for _, r := range rel.Resources {
@@ -306,4 +316,18 @@ func TestLCAbygXLS(t *testing.T) {
 	if last.Num != 1305 || last.Cell(1).Text != "ee3ef424-210e-518b-b16f-622ad4208630" {
 		t.Errorf("last row %d %q", last.Num, last.Cell(1).Text)
 	}
+}
+
+// countNames counts the resources with a German and with an English name;
+// only #G rows may have a German one.
+func countNames(rs []core.Resource) (de, en int) {
+	for _, r := range rs {
+		if r.NameDE != "" {
+			de++
+		}
+		if r.NameEN != "" {
+			en++
+		}
+	}
+	return de, en
 }
