@@ -115,9 +115,12 @@ var textFields = []textField{
 	}},
 	{"text_da", danish, weightText, false, false, func(r *core.Resource) string { return r.DescriptionDA }},
 
-	// exact holds the unstemmed words of every name and synonym list.
+	// exact holds the unstemmed words of every name and synonym list. It is
+	// also the only field of German names (Tabel 7's ÖKOBAUDAT names): they
+	// are found by their words ("Teppichfliesen") but analysed as no
+	// language, so they neither pass for English nor teach typo correction.
 	{"exact", exact, weightExact, false, true, func(r *core.Resource) string {
-		return joinTexts(r.NameSV, r.NameEN, r.NameDA, r.Synonyms, r.SynonymsEN)
+		return joinTexts(r.NameSV, r.NameEN, r.NameDA, r.NameDE, r.Synonyms, r.SynonymsEN)
 	}},
 }
 

@@ -222,6 +222,33 @@ func TestDanishCompounds(t *testing.T) {
 	}
 }
 
+// TestGermanNames: a Tabel 7 row's German (ÖKOBAUDAT) name is found by its
+// words in either language, without being an English name: an English query
+// that only stems like a German word does not reach it.
+func TestGermanNames(t *testing.T) {
+	x := newIndex(t, []core.Resource{
+		{ID: "#G0008", Catalog: core.DKBR, NameDA: "Tæppeflise", NameDE: "Getuftete Teppichfliesen"},
+		{ID: "#G0740", Catalog: core.DKBR, NameDA: "Betonrør, armeret", NameDE: "Betonrohr, bewehrt"},
+		{ID: "#D1", Catalog: core.DKBR, NameDA: "Tæppe", NameEN: "Carpet"},
+	})
+	for _, lang := range []core.Lang{core.Swedish, core.English} {
+		for q, want := range map[string][]string{
+			"Teppichfliesen": {"dkbr:#G0008"},
+			"betonrohr":      {"dkbr:#G0740"},
+			"tæppeflise":     {"dkbr:#G0008"},
+		} {
+			if got := ids(search(t, x, core.TextQuery{Text: q, Lang: lang})); !slices.Equal(got, want) {
+				t.Errorf("%s %q: want %v, got %v", lang, q, want, got)
+			}
+		}
+	}
+	// "bewehrte" would stem like "bewehrt" in a German or English analysis;
+	// German names are not analysed, so only the very word finds them.
+	if got := ids(search(t, x, core.TextQuery{Text: "bewehrte", Lang: core.English})); len(got) != 0 {
+		t.Errorf("bewehrte: want nothing, got %v", got)
+	}
+}
+
 // TestCompoundDictionary pins the splitting on a small vocabulary.
 func TestCompoundDictionary(t *testing.T) {
 	words := map[string]bool{}
