@@ -117,9 +117,17 @@ type Generations interface {
 	Generation() uint64
 }
 
-// Comparer compares two resources in a shared unit.
+// Comparer compares two resources in a shared unit, and finds the
+// lower-impact resources that could replace one.
 type Comparer interface {
 	Compare(ctx context.Context, req core.CompareRequest) (core.Comparison, error)
+	Alternatives(ctx context.Context, req core.AlternativesRequest) (core.Alternatives, error)
+}
+
+// CatalogGuide says what the service holds: each catalog, its publisher,
+// release, size, freshness and vector coverage.
+type CatalogGuide interface {
+	CatalogList(ctx context.Context) (core.CatalogList, error)
 }
 
 // Ingester loads data into catalogs.

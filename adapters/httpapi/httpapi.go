@@ -30,6 +30,7 @@ type Deps struct {
 	Search     ports.Searcher
 	Resources  ports.Resources
 	Compare    ports.Comparer
+	Catalogs   ports.CatalogGuide
 	Ingest     ports.Ingester
 	Files      ports.FileIngester
 	Webhooks   ports.Webhooks
@@ -80,6 +81,8 @@ func New(d Deps) *API {
 	api.GET("/resources/compare", a.kept, a.compare)
 	api.GET("/resources/:id", a.kept, a.get)
 	api.GET("/resources/:id/origin", a.origin)
+	api.GET("/resources/:id/alternatives", a.kept, a.alternatives)
+	api.GET("/catalogs", a.catalogs)
 
 	admin := e.Group("/admin", a.adminGuard)
 	admin.POST("/ingest/run", a.ingestRun)

@@ -59,6 +59,7 @@ type Deps struct {
 	Search    ports.Searcher
 	Resources ports.Resources
 	Compare   ports.Comparer
+	Catalogs  ports.CatalogGuide
 	// Rerank is true when the process has a reranker configured: MCP
 	// searches then always rerank (REST reranks only when asked).
 	Rerank bool
@@ -185,7 +186,7 @@ type tool struct {
 }
 
 func (s *Server) addTools() {
-	for _, t := range s.tools() {
+	for _, t := range append(s.tools(), s.discoveryTools()...) {
 		s.mcp.AddTool(t.def, t.handler)
 	}
 }

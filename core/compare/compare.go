@@ -21,13 +21,18 @@ type Resolver interface {
 	Resolve(ctx context.Context, ref string) (core.Resource, error)
 }
 
-// Service implements ports.Comparer.
+// Service implements ports.Comparer and ports.Alternatives.
 type Service struct {
 	resolver Resolver
+	catalog  Catalog // candidates of Alternatives
+	finder   Finder
 }
 
-// New returns a compare service.
-func New(r Resolver) *Service { return &Service{resolver: r} }
+// New returns a compare service; catalog and finder serve Alternatives
+// and may be nil when only Compare is used.
+func New(r Resolver, catalog Catalog, finder Finder) *Service {
+	return &Service{resolver: r, catalog: catalog, finder: finder}
+}
 
 // Compare restates a and b in one unit and reports the difference.
 func (s *Service) Compare(ctx context.Context, req core.CompareRequest) (core.Comparison, error) {

@@ -319,3 +319,16 @@ func Spread(unit string, pts []core.SpreadPoint) core.UnitSpread {
 	u.Min, u.Q1, u.Median, u.Q3, u.Max = pts[0].Value, q(0.25), q(0.5), q(0.75), pts[len(pts)-1].Value
 	return u
 }
+
+// CatalogList describes every catalog for clients (GET /api/catalogs).
+func (s *Service) CatalogList(ctx context.Context) (core.CatalogList, error) {
+	sts, err := s.Catalogs(ctx)
+	if err != nil {
+		return core.CatalogList{}, err
+	}
+	out := core.CatalogList{Source: core.SourceAll, Catalogs: make([]core.CatalogSummary, len(sts))}
+	for i, st := range sts {
+		out.Catalogs[i] = core.Summarize(st)
+	}
+	return out, nil
+}

@@ -78,7 +78,7 @@ func Parts(cfg config.Config, log *zap.Logger) fx.Option {
 			newIngest,
 			newFiles,
 			lookup.New,
-			func(l *lookup.Service) *compare.Service { return compare.New(l) },
+			func(l *lookup.Service, s *search.Service) *compare.Service { return compare.New(l, l, s) },
 			func(cfg config.Config) search.Config { return search.Config{VectorWeight: cfg.VectorWeightValue()} },
 			search.New,
 			newStatus,
@@ -272,13 +272,13 @@ func startIngest(lc fx.Lifecycle, svc *ingest.Service, vis *core.Visibility, vec
 	})
 }
 
-func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, in *ingest.Service, files *ingest.Files, wh *webhooks.Service, vis *core.Visibility) *httpapi.API {
+func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, st *status.Service, in *ingest.Service, files *ingest.Files, wh *webhooks.Service, vis *core.Visibility) *httpapi.API {
 	var gens ports.Generations
 	if cfg.KeepAnswers {
 		gens = vis
 	}
 	return httpapi.New(httpapi.Deps{
-		Search: s, Resources: l, Compare: c, Ingest: in, Files: files, Webhooks: wh, MaxUpload: cfg.MaxUpload,
+		Search: s, Resources: l, Compare: c, Catalogs: st, Ingest: in, Files: files, Webhooks: wh, MaxUpload: cfg.MaxUpload,
 		OpenAPI: web.OpenAPI(), SwaggerUI: web.SwaggerUI(),
 		AdminToken: cfg.AdminToken, Log: log.Named("http"), Generations: gens,
 	})
@@ -286,9 +286,9 @@ func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Ser
 
 // newMCP serves the same core services as MCP tools (spec rule 8: MCP
 // reranks whenever the process has a reranker).
-func newMCP(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service) *mcpserver.Server {
+func newMCP(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, st *status.Service) *mcpserver.Server {
 	return mcpserver.New(mcpserver.Deps{
-		Search: s, Resources: l, Compare: c,
+		Search: s, Resources: l, Compare: c, Catalogs: st,
 		Rerank: cfg.Reranker != "none", AllowAnyHost: cfg.MCPAllowAnyHost, Log: log.Named("mcp"),
 	})
 }
