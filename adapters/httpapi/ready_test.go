@@ -74,6 +74,13 @@ func (f *loadingCore) Ready(context.Context) core.Readiness {
 	}
 }
 
+func (f *loadingCore) Alternatives(context.Context, core.AlternativesRequest) (core.Alternatives, error) {
+	if err := f.err(); err != nil {
+		return core.Alternatives{}, err
+	}
+	return core.Alternatives{}, nil
+}
+
 func (f *loadingCore) Compare(context.Context, core.CompareRequest) (core.Comparison, error) {
 	if err := f.err(); err != nil {
 		return core.Comparison{}, err

@@ -79,8 +79,18 @@ func (f *fakeResources) Health(context.Context) core.Health   { return core.Heal
 func (f *fakeResources) Ready(context.Context) core.Readiness { return core.Readiness{Ready: true} }
 
 type fakeCompare struct {
-	got core.CompareRequest
-	err error
+	got    core.CompareRequest
+	gotAlt core.AlternativesRequest
+	err    error
+}
+
+func (f *fakeCompare) Alternatives(_ context.Context, req core.AlternativesRequest) (core.Alternatives, error) {
+	f.gotAlt = req
+	if f.err != nil {
+		return core.Alternatives{}, f.err
+	}
+	r := particleBoard()
+	return core.Alternatives{Source: r.Source, Resource: r, Impact: core.ImpactTypical, Unit: r.Unit, Alternatives: []core.Alternative{}}, nil
 }
 
 func (f *fakeCompare) Compare(_ context.Context, req core.CompareRequest) (core.Comparison, error) {
@@ -222,10 +232,10 @@ func (f *fixture) validateOutput(t *testing.T, name string, r *mcp.CallToolResul
 
 func TestToolsAreDeclaredForAgents(t *testing.T) {
 	f := newFixture(t, false)
-	if len(f.tools) != 3 {
+	if len(f.tools) != 5 {
 		t.Fatalf("tools: %v", f.tools)
 	}
-	for name, required := range map[string][]string{ToolSearch: {"query"}, ToolDetails: {"id"}, ToolCompare: {"a", "b"}} {
+	for name, required := range map[string][]string{ToolSearch: {"query"}, ToolDetails: {"id"}, ToolCompare: {"a", "b"}, ToolAlternatives: {"id"}, ToolCatalogs: nil} {
 		tl, ok := f.tools[name]
 		if !ok {
 			t.Fatalf("%s missing", name)
