@@ -45,6 +45,7 @@ type Config struct {
 	MaxUpload       int64
 	Embedder        string
 	VectorWeight    string
+	VectorFloor     string
 	EmbedderURL     string
 	EmbedderModel   string
 	EmbedderKey     string
@@ -180,6 +181,7 @@ var settings = []setting{
 	{"max-upload", "SERVICE_MAX_UPLOAD", "32MiB", "largest spreadsheet accepted by /admin/ingest/preview and /admin/ingest/file (e.g. 32MiB, 500KiB)", size(func(c *Config) *int64 { return &c.MaxUpload })},
 	{"embedder", "SERVICE_EMBEDDER", "hash", "vectors: hash (offline, lexical n-grams), openai (an OpenAI-compatible /v1/embeddings server) or none", str(func(c *Config) *string { return &c.Embedder })},
 	{"vector-weight", "SERVICE_VECTOR_WEIGHT", "auto", "weight of the vector list in the fusion (1 = plain RRF); auto = 0.5 for the lexical hash embedder, 1 for a model", str(func(c *Config) *string { return &c.VectorWeight })},
+	{"vector-floor", "SERVICE_VECTOR_FLOOR", "auto", "relevance floor: a hit found only by vectors needs at least this cosine similarity; auto = 0.30 for the hash embedder, 0 (none) for a model", str(func(c *Config) *string { return &c.VectorFloor })},
 	{"embedder-url", "SERVICE_EMBEDDER_URL", "", "base URL of the embeddings server (openai), e.g. http://127.0.0.1:8000/v1", str(func(c *Config) *string { return &c.EmbedderURL })},
 	{"embedder-model", "SERVICE_EMBEDDER_MODEL", "", "model name sent to the embeddings server (openai); it must support dimensions=320", str(func(c *Config) *string { return &c.EmbedderModel })},
 	{"embedder-key", "SERVICE_EMBEDDER_KEY", "", "bearer key of the embeddings server, if it needs one", str(func(c *Config) *string { return &c.EmbedderKey })},
@@ -310,6 +312,11 @@ func (c Config) validate() error {
 			return fmt.Errorf("invalid %s %q: use auto or a number in (0, 10]", c.name("SERVICE_VECTOR_WEIGHT"), c.VectorWeight)
 		}
 	}
+	if c.VectorFloor != "auto" {
+		if f, err := strconv.ParseFloat(c.VectorFloor, 64); err != nil || f < 0 || f > 1 {
+			return fmt.Errorf("invalid %s %q: use auto or a number in [0, 1]", c.name("SERVICE_VECTOR_FLOOR"), c.VectorFloor)
+		}
+	}
 	switch c.Reranker {
 	case "none":
 	case "http":
@@ -429,6 +436,21 @@ func Table() []Row {
 		rows[i] = Row{"-" + s.flag, s.env, s.def, s.help}
 	}
 	return rows
+}
+
+// HashVectorFloor is the relevance floor of the hash embedder, chosen on the
+// dev golden set (docs/SEARCH.md, "Relevance floor").
+const HashVectorFloor = 0.30
+
+// VectorFloorValue resolves SERVICE_VECTOR_FLOOR for the configured embedder.
+func (c Config) VectorFloorValue() float64 {
+	if f, err := strconv.ParseFloat(c.VectorFloor, 64); err == nil {
+		return f
+	}
+	if c.Embedder == "hash" {
+		return HashVectorFloor
+	}
+	return 0
 }
 
 // VectorWeightValue resolves SERVICE_VECTOR_WEIGHT for the configured embedder.

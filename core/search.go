@@ -1,6 +1,9 @@
 package core
 
-import "net/url"
+import (
+	"net/url"
+	"time"
+)
 
 // MatchSource tells how retrieval found a hit.
 type MatchSource string
@@ -34,10 +37,12 @@ type SearchRequest struct {
 	Offset   int
 	// Explain adds each hit's ranks and scores in every retrieval list.
 	Explain bool
-	// Category and Unit keep only hits whose category (either language) or
-	// declared unit equals them, ignoring case.
-	Category string
-	Unit     string
+	// Refine holds the filters (category, unit, impact ranges), the sort
+	// on an impact value and the facets; they apply to the whole match set.
+	Refine
+	// Highlight adds each hit's name and description with the words the
+	// query matched marked.
+	Highlight bool
 }
 
 // Hit is a Resource found by a search, with how and how well it matched.
@@ -50,7 +55,20 @@ type Hit struct {
 	RerankScore *float64    `json:"rerank_score,omitempty"`
 	Details     string      `json:"details"`
 	Explain     *Explain    `json:"explain,omitempty"`
+	// Highlight holds the shown name and description, HTML-escaped, with
+	// the words the query matched in <mark>…</mark> (highlight=true).
+	Highlight *Highlight `json:"highlight,omitempty"`
 }
+
+// Highlight is a hit's name and description with the matched words marked.
+// The texts are HTML-escaped; only the <mark> tags are markup.
+type Highlight struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// Span is a byte range [Start, End) of a text.
+type Span struct{ Start, End int }
 
 // Explain shows how a hit was retrieved: its rank (1-based) and raw score in
 // each list, and the fused Reciprocal Rank Fusion score.
@@ -68,9 +86,20 @@ type SearchResponse struct {
 	Query   string `json:"query"`
 	Lang    Lang   `json:"lang"`
 	Results []Hit  `json:"results"`
+	// Total is how many resources match (after the filters), before paging.
+	Total int `json:"total"`
+	// TookMs is how long the answer took to compute, in milliseconds. A
+	// kept answer (served again until the data changes) keeps the time of
+	// its computation.
+	TookMs float64 `json:"took_ms"`
+	// Facets counts category, unit and catalog over the whole match set.
+	Facets Facets `json:"facets,omitempty"`
 	// Notes explain degraded answers, e.g. that vectors were unavailable.
 	Notes []string `json:"notes,omitempty"`
 }
+
+// Millis is d in milliseconds, to the microsecond.
+func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // TextQuery is what the search service asks of the full-text index.
 type TextQuery struct {
@@ -93,8 +122,20 @@ func DetailsPath(k Key) string {
 	return "/api/resources/" + string(k.Catalog) + ":" + url.PathEscape(k.ID)
 }
 
+// ListRequest asks for the live resources of catalogs.
+type ListRequest struct {
+	Catalogs []CatalogID
+	Lang     Lang
+	Refine
+}
+
 // ListResponse answers a listing.
 type ListResponse struct {
 	Source    string     `json:"source"`
 	Resources []Resource `json:"resources"`
+	// Total is how many resources the listing holds (after the filters).
+	Total int `json:"total"`
+	// TookMs is how long the answer took to compute (see SearchResponse).
+	TookMs float64 `json:"took_ms"`
+	Facets Facets  `json:"facets,omitempty"`
 }

@@ -64,6 +64,13 @@ type TextIndex interface {
 	Upsert(ctx context.Context, rs []core.Resource) error
 	// Search returns the best matches, best first.
 	Search(ctx context.Context, q core.TextQuery) ([]core.Scored, error)
+	// Count returns how many live resources match (the whole set Search
+	// ranks, whatever q.Limit).
+	Count(ctx context.Context, q core.TextQuery) (int, error)
+	// Highlight returns, for each text, the byte spans of the words the
+	// query matches in the index's analysis (stems, compound parts, close
+	// spellings), for marking them in an answer.
+	Highlight(ctx context.Context, q core.TextQuery, texts []string) ([][]core.Span, error)
 }
 
 // IndexChange is a prepared change of a TextIndex. Commit makes all of it
@@ -101,8 +108,9 @@ type Resources interface {
 	// Get resolves a prefixed (catalog:id) or bare id; a bare id in several
 	// catalogs is a conflict.
 	Get(ctx context.Context, ref string, lang core.Lang) (core.Resource, error)
-	// List returns the live resources of the catalogs.
-	List(ctx context.Context, catalogs []core.CatalogID, lang core.Lang) (core.ListResponse, error)
+	// List returns the live resources of the catalogs that pass the
+	// request's filters, optionally sorted by an impact value and faceted.
+	List(ctx context.Context, req core.ListRequest) (core.ListResponse, error)
 	// Origin returns the public product-sheet URL of a resource.
 	Origin(ctx context.Context, ref string) (string, error)
 	// Health reports whether the store can be read.

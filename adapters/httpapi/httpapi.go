@@ -310,7 +310,7 @@ func parseBool(c *gin.Context, name string) (bool, bool) {
 }
 
 func (a *API) search(c *gin.Context) {
-	if !checkParams(c, "q", "lang", "vector", "rerank", "databases", "limit", "offset", "explain", "category", "unit") {
+	if !checkParams(c, append([]string{"q", "lang", "vector", "rerank", "databases", "limit", "offset", "explain", "highlight"}, refineParams...)...) {
 		return
 	}
 	lang, ok := parseLang(c)
@@ -321,8 +321,12 @@ func (a *API) search(c *gin.Context) {
 	if !ok {
 		return
 	}
-	req := core.SearchRequest{Query: c.Query("q"), Lang: lang, Catalogs: cats, Category: c.Query("category"), Unit: c.Query("unit")}
-	for name, dst := range map[string]*bool{"vector": &req.Vector, "rerank": &req.Rerank, "explain": &req.Explain} {
+	refine, ok := parseRefine(c)
+	if !ok {
+		return
+	}
+	req := core.SearchRequest{Query: c.Query("q"), Lang: lang, Catalogs: cats, Refine: refine}
+	for name, dst := range map[string]*bool{"vector": &req.Vector, "rerank": &req.Rerank, "explain": &req.Explain, "highlight": &req.Highlight} {
 		if *dst, ok = parseBool(c, name); !ok {
 			return
 		}
@@ -359,7 +363,7 @@ func parseInt(c *gin.Context, name string, lo, hi int) (int, bool) {
 }
 
 func (a *API) list(c *gin.Context) {
-	if !checkParams(c, "lang", "databases") {
+	if !checkParams(c, append([]string{"lang", "databases"}, refineParams...)...) {
 		return
 	}
 	lang, ok := parseLang(c)
@@ -370,7 +374,11 @@ func (a *API) list(c *gin.Context) {
 	if !ok {
 		return
 	}
-	resp, err := a.d.Resources.List(c, cats, lang)
+	refine, ok := parseRefine(c)
+	if !ok {
+		return
+	}
+	resp, err := a.d.Resources.List(c, core.ListRequest{Catalogs: cats, Lang: lang, Refine: refine})
 	if err != nil {
 		a.fail(c, err)
 		return

@@ -5,7 +5,9 @@ package lookup
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/ports"
@@ -113,17 +115,32 @@ func (s *Service) Get(ctx context.Context, ref string, lang core.Lang) (core.Res
 	return r, nil
 }
 
-// List returns the live resources of the catalogs, localized for lang.
-func (s *Service) List(ctx context.Context, catalogs []core.CatalogID, lang core.Lang) (core.ListResponse, error) {
-	out := core.ListResponse{Source: core.SourceFor(catalogs), Resources: []core.Resource{}}
-	err := s.vis.Read(catalogs, func() error {
-		for _, c := range catalogs {
+// List returns the live resources of the catalogs that pass the filters,
+// localized for lang, in id order per catalog or sorted by an impact value
+// (resources without it last), with facets over the whole listing. An
+// unknown category or unit is refused naming the close valid values.
+func (s *Service) List(ctx context.Context, req core.ListRequest) (core.ListResponse, error) {
+	start := time.Now()
+	if err := req.Refine.Normalize(); err != nil {
+		return core.ListResponse{}, err
+	}
+	if len(req.Catalogs) == 0 {
+		req.Catalogs = core.Catalogs
+	}
+	out := core.ListResponse{Source: core.SourceFor(req.Catalogs), Resources: []core.Resource{}}
+	vocab := core.NewVocabulary()
+	err := s.vis.Read(req.Catalogs, func() error {
+		for _, c := range req.Catalogs {
 			err := s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
 				if sr.Resource.Withdrawn {
 					return nil
 				}
 				r := sr.Resource
-				r.Localize(lang)
+				vocab.Add(&r)
+				if !req.Keep(&r) {
+					return nil
+				}
+				r.Localize(req.Lang)
 				out.Resources = append(out.Resources, r)
 				return nil
 			})
@@ -136,6 +153,24 @@ func (s *Service) List(ctx context.Context, catalogs []core.CatalogID, lang core
 	if err != nil {
 		return core.ListResponse{}, err
 	}
+	if err := vocab.Check(&req.Refine, req.Catalogs); err != nil {
+		return core.ListResponse{}, err
+	}
+	rs := make([]*core.Resource, len(out.Resources))
+	for i := range out.Resources {
+		rs[i] = &out.Resources[i]
+	}
+	if err := core.CheckSortUnits(rs, req.Sort); err != nil {
+		return core.ListResponse{}, err
+	}
+	out.Total = len(out.Resources)
+	out.Facets = core.CountFacets(rs, req.Facets, req.Lang)
+	if req.Sort.IsSet() {
+		sort.SliceStable(out.Resources, func(i, j int) bool {
+			return core.CompareImpact(&out.Resources[i], &out.Resources[j], req.Sort) < 0
+		})
+	}
+	out.TookMs = core.Millis(time.Since(start))
 	return out, nil
 }
 

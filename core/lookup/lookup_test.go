@@ -203,7 +203,7 @@ func TestListLeavesOutWithdrawnAndLocalizes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			l, err := f.svc.List(context.Background(), tc.catalogs, tc.lang)
+			l, err := f.svc.List(context.Background(), core.ListRequest{Catalogs: tc.catalogs, Lang: tc.lang})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,7 +251,7 @@ func TestHealthAndAClosedStore(t *testing.T) {
 			t.Errorf("Get(%s) on a closed store: %v (kind %d), want unavailable", ref, err, core.KindOf(err))
 		}
 	}
-	if _, err := f.svc.List(ctx, []core.CatalogID{core.National}, core.Swedish); core.KindOf(err) != core.KindUnavailable {
+	if _, err := f.svc.List(ctx, core.ListRequest{Catalogs: []core.CatalogID{core.National}, Lang: core.Swedish}); core.KindOf(err) != core.KindUnavailable {
 		t.Errorf("List on a closed store: %v, want unavailable", err)
 	}
 }

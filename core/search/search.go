@@ -39,6 +39,10 @@ type Config struct {
 	// (weighted RRF); 1 is plain RRF. A lexical embedder deserves less say
 	// than the full-text list it mostly repeats; a semantic one, an equal say.
 	VectorWeight float64
+	// VectorFloor is the relevance floor: a hit found only by the vector
+	// list counts as a match when its similarity (cosine) reaches it; 0
+	// keeps every vector hit. docs/SEARCH.md tells how it was chosen.
+	VectorFloor float64
 }
 
 // Service implements ports.Searcher.
@@ -74,15 +78,29 @@ type candidate struct {
 }
 
 // Search validates the request, retrieves, fuses, optionally reranks and pages.
+//
+// An answer that needs no more than a page (full text only, no filter, sort
+// or facet) resolves candidates until the page is full and asks the index
+// for the count of the match set. Otherwise the whole match set is resolved:
+// every full-text match (up to core.MaxMatchSet, best first) and the vector
+// hits above the floor, loaded from the store, filtered, counted, faceted and
+// optionally sorted by an impact value.
 func (s *Service) Search(ctx context.Context, req core.SearchRequest) (core.SearchResponse, error) {
+	start := time.Now()
 	req, err := validate(req)
 	if err != nil {
 		return core.SearchResponse{}, err
 	}
 	resp := core.SearchResponse{Source: core.SourceFor(req.Catalogs), Query: req.Query, Lang: req.Lang, Results: []core.Hit{}}
+	whole := req.Vector || req.Refine.Active()
 	depth := max(minDepth, req.Offset+req.Limit)
-	if req.Category != "" || req.Unit != "" {
-		depth = filterDepth
+	vecDepth := depth
+	if req.Filtering() {
+		vecDepth = filterDepth
+	}
+	textDepth := depth
+	if whole {
+		textDepth = core.MaxMatchSet
 	}
 
 	if err := s.vis.Loaded(req.Catalogs); err != nil {
@@ -95,7 +113,7 @@ func (s *Service) Search(ctx context.Context, req core.SearchRequest) (core.Sear
 	var vec []core.Scored
 	if req.Vector {
 		var note string
-		vec, note = s.vectorSearch(ctx, req, depth)
+		vec, note = s.vectorSearch(ctx, req, vecDepth)
 		if note != "" {
 			resp.Notes = append(resp.Notes, note)
 		}
@@ -103,34 +121,158 @@ func (s *Service) Search(ctx context.Context, req core.SearchRequest) (core.Sear
 	// Resolve candidates in fused order until the page (or the rerank
 	// window) is full, dropping withdrawn and filtered-out resources.
 	need := req.Offset + req.Limit
-	if req.Rerank && s.reranker != nil {
+	rerank := req.Rerank && !req.Sort.IsSet()
+	if rerank && s.reranker != nil {
 		need = max(need, rerankWindow)
 	}
 	var kept []*candidate
+	var floored int
 	err = s.vis.Read(req.Catalogs, func() error {
-		fts, err := s.text.Search(ctx, core.TextQuery{Text: req.Query, Lang: req.Lang, Catalogs: req.Catalogs, Limit: depth})
+		tq := core.TextQuery{Text: req.Query, Lang: req.Lang, Catalogs: req.Catalogs, Limit: textDepth}
+		fts, err := s.text.Search(ctx, tq)
 		if err != nil {
 			return core.Unavailablef(err, "full-text index failed")
 		}
-		kept, err = s.resolve(ctx, fuse(fts, vec, s.cfg.VectorWeight), req, need)
-		return err
+		var cands []*candidate
+		cands, floored = s.floor(fuse(fts, vec, s.cfg.VectorWeight))
+		if !whole {
+			if kept, err = s.resolve(ctx, cands, req, need); err != nil {
+				return err
+			}
+			if resp.Total, err = s.text.Count(ctx, tq); err != nil {
+				return core.Unavailablef(err, "full-text index failed")
+			}
+			return nil
+		}
+		if len(fts) >= core.MaxMatchSet {
+			resp.Notes = append(resp.Notes, fmt.Sprintf("more than %d resources match: the total, the facets and the sort cover the %d most relevant full-text matches; add words or filters to narrow the search", core.MaxMatchSet, core.MaxMatchSet))
+		}
+		if kept, err = s.resolve(ctx, cands, req, len(cands)); err != nil {
+			return err
+		}
+		if len(kept) == 0 && (req.Category != "" || req.Unit != "") {
+			return s.checkFilters(ctx, &req.Refine, req.Catalogs)
+		}
+		return nil
 	})
 	if err != nil {
 		return core.SearchResponse{}, err
 	}
-	if req.Rerank {
-		if note := s.rerank(ctx, req.Query, req.Lang, kept); note != "" {
+	if whole {
+		rs := make([]*core.Resource, len(kept))
+		for i, c := range kept {
+			rs[i] = &c.resource
+		}
+		if err := core.CheckSortUnits(rs, req.Sort); err != nil {
+			return core.SearchResponse{}, err
+		}
+		resp.Total = len(kept)
+		resp.Facets = core.CountFacets(rs, req.Facets, req.Lang)
+		if req.Sort.IsSet() {
+			sort.SliceStable(kept, func(i, j int) bool {
+				return core.CompareImpact(&kept[i].resource, &kept[j].resource, req.Sort) < 0
+			})
+		}
+	}
+	if req.Rerank && req.Sort.IsSet() {
+		resp.Notes = append(resp.Notes, "rerank is not applied with sort: results are ordered by sort="+req.Sort.String())
+	}
+	if rerank {
+		window := kept[:min(len(kept), need)]
+		if note := s.rerank(ctx, req.Query, req.Lang, window); note != "" {
 			resp.Notes = append(resp.Notes, note)
 		}
 	}
-	if req.Offset >= len(kept) {
-		return resp, nil
+	if resp.Total == 0 {
+		resp.Notes = append(resp.Notes, nothingMatched(req, floored > 0))
 	}
-	kept = kept[req.Offset:min(len(kept), req.Offset+req.Limit)]
-	for _, c := range kept {
-		resp.Results = append(resp.Results, hit(c, req))
+	if req.Offset < len(kept) {
+		page := kept[req.Offset:min(len(kept), req.Offset+req.Limit)]
+		for _, c := range page {
+			resp.Results = append(resp.Results, hit(c, req))
+		}
+		if req.Highlight {
+			if err := s.highlight(ctx, req, resp.Results); err != nil {
+				return core.SearchResponse{}, err
+			}
+		}
 	}
+	resp.TookMs = core.Millis(time.Since(start))
 	return resp, nil
+}
+
+// nothingMatched is the note of an answer without any match.
+func nothingMatched(req core.SearchRequest, floored bool) string {
+	msg := fmt.Sprintf("nothing matched %q: no resource holds these words or close spellings", req.Query)
+	if req.Vector {
+		msg += ", and no vector neighbour is similar enough to count as a match"
+		if floored {
+			msg += " (the nearest fall below the relevance floor)"
+		}
+	}
+	if req.Filtering() {
+		msg += " within the filters"
+	}
+	return msg + "; try other or fewer words, a synonym, or the other language"
+}
+
+// floor drops the candidates found only by the vector list whose similarity
+// is below the relevance floor: the nearest neighbours of any text, nonsense
+// included, are only near, not relevant. It returns how many it dropped.
+func (s *Service) floor(cands []*candidate) ([]*candidate, int) {
+	if s.cfg.VectorFloor <= 0 {
+		return cands, 0
+	}
+	out := cands[:0]
+	dropped := 0
+	for _, c := range cands {
+		if c.ftsRank == 0 && c.vecScore < s.cfg.VectorFloor {
+			dropped++
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, dropped
+}
+
+// checkFilters tells an unknown category or unit (400 naming the close
+// valid values) from one that matches nothing for this query (no error).
+// It reads the catalogs' vocabulary from the store: an empty filtered
+// answer is rare, and the store is the truth.
+func (s *Service) checkFilters(ctx context.Context, f *core.Refine, catalogs []core.CatalogID) error {
+	v := core.NewVocabulary()
+	for _, c := range catalogs {
+		err := s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
+			if !sr.Resource.Withdrawn {
+				v.Add(&sr.Resource)
+			}
+			return nil
+		})
+		if err != nil {
+			return core.Unavailablef(err, "store unavailable")
+		}
+	}
+	return v.Check(f, catalogs)
+}
+
+// highlight marks in each hit's shown name and description the words the
+// index's analysis matches to the query.
+func (s *Service) highlight(ctx context.Context, req core.SearchRequest, hits []core.Hit) error {
+	texts := make([]string, 0, 2*len(hits))
+	for i := range hits {
+		texts = append(texts, hits[i].Name, hits[i].Description)
+	}
+	spans, err := s.text.Highlight(ctx, core.TextQuery{Text: req.Query, Lang: req.Lang, Catalogs: req.Catalogs}, texts)
+	if err != nil {
+		return core.Unavailablef(err, "full-text index failed")
+	}
+	for i := range hits {
+		hits[i].Highlight = &core.Highlight{
+			Name:        core.MarkSpans(hits[i].Name, spans[2*i]),
+			Description: core.MarkSpans(hits[i].Description, spans[2*i+1]),
+		}
+	}
+	return nil
 }
 
 func validate(req core.SearchRequest) (core.SearchRequest, error) {
@@ -156,8 +298,9 @@ func validate(req core.SearchRequest) (core.SearchRequest, error) {
 	if len(req.Catalogs) == 0 {
 		req.Catalogs = core.Catalogs
 	}
-	req.Category = strings.TrimSpace(req.Category)
-	req.Unit = strings.TrimSpace(req.Unit)
+	if err := req.Refine.Normalize(); err != nil {
+		return req, err
+	}
 	return req, nil
 }
 
@@ -245,7 +388,7 @@ func (s *Service) resolve(ctx context.Context, cands []*candidate, req core.Sear
 		// Fetch what the page still needs plus a little slack for withdrawn
 		// or filtered-out candidates; with filters, larger steps.
 		step := need - len(kept) + 2
-		if req.Category != "" || req.Unit != "" {
+		if req.Filtering() {
 			step = max(step, 64)
 		}
 		end := min(len(cands), start+step)
@@ -263,7 +406,7 @@ func (s *Service) resolve(ctx context.Context, cands []*candidate, req core.Sear
 		}
 		for _, c := range cands[start:end] {
 			r, ok := byKey[c.key]
-			if !ok || r.Withdrawn || !matches(&r, req) {
+			if !ok || r.Withdrawn || !req.Keep(&r) {
 				continue // a vector hit of a withdrawn resource, or filtered out
 			}
 			c.resource = r
@@ -275,21 +418,6 @@ func (s *Service) resolve(ctx context.Context, cands []*candidate, req core.Sear
 		start = end
 	}
 	return kept, nil
-}
-
-func matches(r *core.Resource, req core.SearchRequest) bool {
-	if req.Category != "" && !strings.EqualFold(r.Category, req.Category) && !strings.EqualFold(r.CategoryEN, req.Category) {
-		return false
-	}
-	if req.Unit != "" && !sameUnit(r.Unit, req.Unit) {
-		return false
-	}
-	return true
-}
-
-func sameUnit(a, b string) bool {
-	n := strings.NewReplacer("m3", "m³", "m2", "m²")
-	return strings.EqualFold(n.Replace(strings.TrimSpace(a)), n.Replace(strings.TrimSpace(b)))
 }
 
 // rerank reorders cands in place by the reranker's scores. On failure the

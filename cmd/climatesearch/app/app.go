@@ -79,7 +79,9 @@ func Parts(cfg config.Config, log *zap.Logger) fx.Option {
 			newFiles,
 			lookup.New,
 			func(l *lookup.Service, s *search.Service) *compare.Service { return compare.New(l, l, s) },
-			func(cfg config.Config) search.Config { return search.Config{VectorWeight: cfg.VectorWeightValue()} },
+			func(cfg config.Config) search.Config {
+				return search.Config{VectorWeight: cfg.VectorWeightValue(), VectorFloor: cfg.VectorFloorValue()}
+			},
 			search.New,
 			newStatus,
 			func() *selfURL { return &selfURL{} },
