@@ -48,7 +48,7 @@ func (f *loadingCore) Get(context.Context, string, core.Lang) (core.Resource, er
 	return core.Resource{ID: "1", Catalog: core.National}, nil
 }
 
-func (f *loadingCore) List(context.Context, []core.CatalogID, core.Lang) (core.ListResponse, error) {
+func (f *loadingCore) List(context.Context, core.ListRequest) (core.ListResponse, error) {
 	if err := f.err(); err != nil {
 		return core.ListResponse{}, err
 	}

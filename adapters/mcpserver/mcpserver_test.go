@@ -69,7 +69,7 @@ func (f *fakeResources) Get(_ context.Context, ref string, lang core.Lang) (core
 	return r, nil
 }
 
-func (f *fakeResources) List(context.Context, []core.CatalogID, core.Lang) (core.ListResponse, error) {
+func (f *fakeResources) List(context.Context, core.ListRequest) (core.ListResponse, error) {
 	return core.ListResponse{}, errors.New("not used")
 }
 func (f *fakeResources) Origin(context.Context, string) (string, error) {
