@@ -93,7 +93,7 @@ var searchInput = mustJSON(obj{
 	{"additionalProperties", false},
 })
 
-var idDesc = "Resource id as returned by search_climate_data: prefixed catalog:id (e.g. national:6000000000, dkbr:#G0164; br25 is an alias of dkbr) or a bare id (6000000000). A bare id found in several catalogs is refused with the candidate prefixed ids."
+var idDesc = "Resource id as returned by search_climate_data: prefixed catalog:id (e.g. national:6000000000, dkbr:#G0164; br25 is an alias of dkbr) or a bare id (6000000000), or a hit's details path (/api/resources/dkbr:%23G0164; percent-encoding is decoded). A bare id found in several catalogs is refused with the candidate prefixed ids."
 
 var detailsInput = mustJSON(obj{
 	{"type", "object"},
@@ -134,11 +134,14 @@ func resourceProps() obj {
 	return obj{
 		{"id", str("Resource id within its catalog.")},
 		{"catalog", obj{{"type", "string"}, {"enum", []string{string(core.National), string(core.DKBR), string(core.BR25)}}, {"description", "Catalog of the resource; with id it forms the prefixed id catalog:id."}}},
-		{"name", str("Name in the language asked for (falling back to another language).")},
-		{"description", str("Description in the language asked for (falling back to another language).")},
+		{"name", str("Name in the language asked for (falling back to another language: name_lang says which).")},
+		{"name_lang", obj{{"type", "string"}, {"enum", []string{"sv", "en", "da", "de"}}, {"description", "Language of name. It differs from the language asked for when that language has no name: lang=en on a Danish Tabel 7 row gives the Danish name and da."}}},
+		{"description", str("Description in the language asked for (falling back to another language: description_lang says which).")},
+		{"description_lang", obj{{"type", "string"}, {"enum", []string{"sv", "en", "da"}}, {"description", "Language of description."}}},
 		{"name_sv", str("Swedish name.")},
 		{"name_en", str("English name.")},
 		{"name_da", str("Danish name (dkbr).")},
+		{"name_de", str("German name (dkbr): the ÖKOBAUDAT product name of a Tabel 7 #G row (its column Navn DE/ENG). Never shown as the English name.")},
 		{"description_sv", str("Swedish description.")},
 		{"description_en", str("English description.")},
 		{"description_da", str("Danish description (dkbr).")},
@@ -205,7 +208,7 @@ func hitSchema() obj {
 		kv{"match_source", obj{{"type", "string"}, {"enum", []string{string(core.MatchFTS), string(core.MatchVector), string(core.MatchBoth)}}, {"description", "How retrieval matched: fts (full text), vector, or both."}}},
 		kv{"reranked", boolean("Present and true when a reranker reordered the results.")},
 		kv{"rerank_score", num("Score the reranker gave the hit.")},
-		kv{"details", str("REST path of the full resource, /api/resources/<catalog>:<id>; the same catalog:id works with get_resource_details.")},
+		kv{"details", str("REST path of the full resource, /api/resources/<catalog>:<id> with the id percent-encoded (/api/resources/dkbr:%23G0164), usable as it is; get_resource_details takes it as it is, or the catalog:id.")},
 	)
 	return obj{
 		{"type", "object"},

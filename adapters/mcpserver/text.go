@@ -55,6 +55,9 @@ func searchText(resp core.SearchResponse, catalogs []core.CatalogID) string {
 		for i := range resp.Results {
 			h := &resp.Results[i]
 			fmt.Fprintf(&b, "%d. %s", i+1, label(&h.Resource))
+			if fb := fallbackName(&h.Resource, resp.Lang); fb != "" {
+				fmt.Fprintf(&b, " (%s)", fb)
+			}
 			if h.A1A3 != nil {
 				fmt.Fprintf(&b, ": A1-A3 typical %s %s", fmtNum(*h.A1A3), perUnit(&h.Resource))
 				if h.A1A3Conservative != nil {
@@ -81,7 +84,13 @@ func detailsText(r *core.Resource, lang core.Lang) string {
 	if other := otherName(r); other != "" && other != r.Name {
 		fmt.Fprintf(&b, " (%s)", other)
 	}
+	if r.NameDE != "" && r.NameDE != r.Name {
+		fmt.Fprintf(&b, " (German: %s)", r.NameDE)
+	}
 	b.WriteByte('\n')
+	if fb := fallbackName(r, lang); fb != "" {
+		b.WriteString(upper(fb) + ": no " + langName(string(lang)) + " name is published.\n")
+	}
 	if r.Withdrawn {
 		b.WriteString("Withdrawn: no longer in the publisher's latest release.\n")
 	}
@@ -171,6 +180,29 @@ func impactName(i core.Impact) string {
 		return "A5.1 construction-site waste (GWP-GHG)"
 	}
 	return "Typical A1-A3 (GWP-GHG)"
+}
+
+// fallbackName says in which language the name shown is when it is not the
+// language asked for ("name in Danish"), or is empty.
+func fallbackName(r *core.Resource, lang core.Lang) string {
+	if r.NameLang == "" || r.NameLang == string(lang) {
+		return ""
+	}
+	return "name in " + langName(r.NameLang)
+}
+
+func langName(l string) string {
+	switch l {
+	case "sv":
+		return "Swedish"
+	case "en":
+		return "English"
+	case "da":
+		return "Danish"
+	case "de":
+		return "German"
+	}
+	return l
 }
 
 // otherName is the name in the language not shown first.

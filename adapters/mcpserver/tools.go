@@ -152,7 +152,11 @@ func (a args) id(name, example string) (string, error) {
 			return n.String(), nil
 		}
 	}
-	return a.required(name, example)
+	s, err := a.required(name, example)
+	if err != nil {
+		return "", err
+	}
+	return resourceRef(s)
 }
 
 // required returns a string argument that must be present and not blank.
