@@ -5,10 +5,11 @@
 // never withdraws anything, and the next successful upstream ingest replaces
 // it.
 //
-// snapshot.json holds facts only (ids, names, values, units, factors,
-// conversions, categories, transports) of some forty-five resources spread over
-// every category of the 02.06.000 and 02.07.000 releases; the publisher's
-// descriptions, applicability notes and synonyms are left out. It is written
+// snapshot.json holds every resource of the current release, 02.07.000
+// (230, Swedish names and categories from 02.06.000), with facts only: ids,
+// names, values, units, factors, conversions, categories, transports and the
+// search synonyms; the publisher's descriptions and applicability notes are
+// left out. It is written
 // by gen.go (go run gen.go ../../../shared/data/boverket) from the real
 // exports; do not edit it by hand.
 package demosnapshot

@@ -53,8 +53,9 @@ func TestRelease(t *testing.T) {
 	if rel.Catalog != core.National || rel.Origin != core.OriginFixture || rel.Complete || rel.Version != "demo-02.07.000" || rel.Rejected != 0 {
 		t.Errorf("release %s %s complete=%v version %q rejected %d", rel.Catalog, rel.Origin, rel.Complete, rel.Version, rel.Rejected)
 	}
-	if len(rel.Resources) < 40 {
-		t.Fatalf("%d resources, want at least 40", len(rel.Resources))
+	// Every resource of the current release, 02.07.000.
+	if len(rel.Resources) != 230 {
+		t.Fatalf("%d resources, want the 230 of 02.07.000", len(rel.Resources))
 	}
 	seen := map[string]bool{}
 	for _, r := range rel.Resources {
@@ -68,11 +69,41 @@ func TestRelease(t *testing.T) {
 		if r.NameSV == "" || r.NameEN == "" || r.A1A3 == nil || r.Unit == "" || r.GWPUnit == "" || r.CategoryCode == "" || r.Version == "" {
 			t.Errorf("%s: a fact is missing: %+v", r.ID, r)
 		}
-		// Facts only: none of the publisher's prose.
+		// Facts only: none of the publisher's prose (synonyms are facts a
+		// search needs, and are kept).
 		if r.DescriptionSV != "" || r.DescriptionEN != "" || r.DescriptionDA != "" || r.ApplicabilitySV != "" ||
-			r.ApplicabilityEN != "" || r.Synonyms != "" || r.SynonymsEN != "" || r.Description != "" {
+			r.ApplicabilityEN != "" || r.Description != "" {
 			t.Errorf("%s carries prose", r.ID)
 		}
+		if r.Version != "02.07.000" {
+			t.Errorf("%s: version %q, want the current release's", r.ID, r.Version)
+		}
+	}
+}
+
+// TestWholeCurrentRelease: a fresh offline start answers for every resource
+// the publisher's current release has, with its synonyms.
+func TestWholeCurrentRelease(t *testing.T) {
+	got := map[string]core.Resource{}
+	for _, r := range fetch(t).Resources {
+		got[r.ID] = r
+	}
+	en := decode(t, boverkettest.Export0207EN)
+	for _, r := range en.Resources {
+		if _, ok := got[string(r.ResourceID)]; !ok {
+			t.Errorf("%s (%s) of 02.07.000 is not in the snapshot", r.ResourceID, r.Name)
+		}
+	}
+	if len(got) != len(en.Resources) {
+		t.Errorf("%d resources, 02.07.000 has %d", len(got), len(en.Resources))
+	}
+	// The energy rows new in 02.07.000 have their Swedish names from the
+	// Names map; a product keeps the publisher's search synonyms.
+	if r := got["6100000008"]; r.NameSV == "" || r.NameEN == "" || r.A1A3 == nil {
+		t.Errorf("6100000008: %+v", r)
+	}
+	if r := got["6000000000"]; r.Synonyms == "" {
+		t.Errorf("6000000000 has no synonyms: %+v", r)
 	}
 }
 
@@ -107,7 +138,7 @@ func TestValuesEqualTheRealExports(t *testing.T) {
 	m := boverket.Merge(decode(t, boverkettest.Export0206SV), decode(t, boverkettest.Export0207EN))
 	real := map[string]core.Resource{}
 	for _, r := range m.Resources {
-		r.DescriptionSV, r.DescriptionEN, r.ApplicabilitySV, r.ApplicabilityEN, r.Synonyms, r.SynonymsEN = "", "", "", "", "", ""
+		r.DescriptionSV, r.DescriptionEN, r.ApplicabilitySV, r.ApplicabilityEN = "", "", "", ""
 		real[r.ID] = r
 	}
 	for _, r := range fetch(t).Resources {
