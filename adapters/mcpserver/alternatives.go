@@ -115,7 +115,7 @@ func alternativesText(a *core.Alternatives) string {
 		for i, x := range a.Alternatives {
 			pct := ""
 			if x.SavingPercent != nil {
-				pct = fmt.Sprintf(" (%s%%)", fmtNum(*x.SavingPercent))
+				pct = fmt.Sprintf(" (%.1f %%)", *x.SavingPercent)
 			}
 			fmt.Fprintf(&b, "%d. %s: %s %s, saves %s%s [%s]\n", i+1, label(&x.Resource), fmtNum(x.Value), per, fmtNum(x.Saving), pct, reasonText(x.Reasons))
 		}

@@ -3,6 +3,7 @@ package compare
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"unicode"
@@ -20,14 +21,14 @@ type Finder interface {
 	Search(ctx context.Context, req core.SearchRequest) (core.SearchResponse, error)
 }
 
-// nameMatches is how many full-text hits on the resource's name are
-// considered besides its category and BK04 class.
+// nameMatches is how many full-text hits on the head of the resource's
+// name are considered besides its category and BK04 class.
 const nameMatches = 30
 
 // Alternatives finds what could replace a resource with a lower climate
 // impact. Candidates are the live resources of the chosen catalogs that
-// share its category or BK04 class, or that a full-text search of its name
-// finds; each is stated per one unit with the conversions compare uses, and
+// share its category or BK04 class, or that a full-text search of the head
+// of its name finds; each is stated per one unit with the conversions compare uses, and
 // one that cannot be is left out (and counted in a note), never shown in
 // another unit. The lower ones are returned, the resource's siblings first,
 // then by value ascending; equal values by key.
@@ -100,8 +101,10 @@ func (s *Service) Alternatives(ctx context.Context, req core.AlternativesRequest
 	if err != nil {
 		return core.Alternatives{}, err
 	}
-	if name := ownName(&r); name != "" {
-		res, err := s.finder.Search(ctx, core.SearchRequest{Query: name, Lang: req.Lang, Catalogs: catalogs, Limit: nameMatches})
+	// The name's head ("Aluminiumprofiler" of "Aluminiumprofiler, primär"):
+	// the qualifiers after it ("primär", "lösull") match unrelated products.
+	if head := nameHead(ownName(&r)); head != "" {
+		res, err := s.finder.Search(ctx, core.SearchRequest{Query: head, Lang: req.Lang, Catalogs: catalogs, Limit: nameMatches})
 		if err != nil {
 			return core.Alternatives{}, err
 		}
@@ -144,7 +147,8 @@ func (s *Service) Alternatives(ctx context.Context, req core.AlternativesRequest
 		c.Localize(req.Lang)
 		a := core.Alternative{Resource: c, Value: val, Saving: round(base - val), Reasons: reasons[k], Details: core.DetailsPath(k)}
 		if base > 0 {
-			p := round(100 * (base - val) / base)
+			// A derived share, not a published value: two decimals.
+			p := math.Round(10000*(base-val)/base) / 100
 			a.SavingPercent = &p
 		}
 		lower = append(lower, a)

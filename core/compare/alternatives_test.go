@@ -12,7 +12,7 @@ import (
 
 // realAlternatives is the compare service over the real national release
 // (02.06 Swedish + 02.07 English, 235 resources) and three Danish rows.
-func realAlternatives(t *testing.T) (*compare.Service, []core.Resource) {
+func realAlternatives(t testing.TB) (*compare.Service, []core.Resource) {
 	t.Helper()
 	nat := national(t, boverkettest.Export0206SV, boverkettest.Export0207EN)
 	return newService(t, nat, dkbrRows(t, "#G0701", "#G0530", "#G1075")), nat
@@ -183,5 +183,22 @@ func TestAlternativesAcrossCatalogsKeepOneUnit(t *testing.T) {
 	checkAlternatives(t, all, got)
 	if got.Source != core.SourceAll {
 		t.Errorf("source %q, want both publishers", got.Source)
+	}
+}
+
+// BenchmarkAlternatives times one answer over the real national release
+// (235 resources): the walk of the catalog, the name search and the
+// restating.
+func BenchmarkAlternatives(b *testing.B) {
+	svc, _ := realAlternatives(b)
+	ctx := context.Background()
+	refs := []string{"national:6000000032", "national:6000000159", "national:6000000000", "national:6000000225"}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := svc.Alternatives(ctx, core.AlternativesRequest{Ref: refs[i%len(refs)]}); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	}
 }
