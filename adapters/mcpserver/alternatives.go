@@ -235,6 +235,7 @@ var alternativesOutput = mustJSON(obj{
 var catalogsInput = mustJSON(obj{
 	{"type", "object"},
 	{"properties", obj{}},
+	{"required", []string{}},
 	{"additionalProperties", false},
 })
 

@@ -17,7 +17,7 @@ func TestDocsShowTheServedSchemas(t *testing.T) {
 	}
 	doc := string(b)
 	f := newFixture(t, false)
-	for _, name := range []string{ToolSearch, ToolDetails, ToolCompare} {
+	for _, name := range []string{ToolSearch, ToolDetails, ToolCompare, ToolAlternatives, ToolCatalogs} {
 		i := strings.Index(doc, "### `"+name+"`")
 		if i < 0 {
 			t.Fatalf("docs/MCP.md has no section for %s", name)
