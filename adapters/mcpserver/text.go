@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,7 +17,35 @@ import (
 
 const notAffiliated = "climatesearch is not affiliated with the publisher."
 
-func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// fmtNum writes a value with the digits the publisher gave: the shortest
+// decimal that reads back as the value, after rounding to 12 significant
+// digits, which no published value has more of, so artefacts of arithmetic
+// on binary floats (0.30000000000000004, 273.00000000000006) drop while
+// every published digit stays. The structured content keeps the full value.
+func fmtNum(v float64) string {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', publishedDigits, 64), 64)
+	if err != nil {
+		r = v
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// publishedDigits bounds the significant digits of a published value.
+const publishedDigits = 12
+
+// matchedBy says how retrieval found a hit.
+func matchedBy(s core.MatchSource) string {
+	switch s {
+	case core.MatchBoth:
+		return "matched by full text and vector similarity"
+	case core.MatchVector:
+		return "matched by vector similarity only"
+	}
+	return "matched by full text"
+}
 
 func catalogList(cs []core.CatalogID) string {
 	s := make([]string, len(cs))
@@ -51,7 +80,11 @@ func searchText(resp core.SearchResponse, catalogs []core.CatalogID) string {
 		fmt.Fprintf(&b, "No resources match %q (lang %s; catalogs %s). Try other or fewer words, a synonym, or the other language (lang sv or en).\n",
 			resp.Query, resp.Lang, catalogList(catalogs))
 	} else {
-		fmt.Fprintf(&b, "%d %s for %q (lang %s; catalogs %s), best first:\n", len(resp.Results), plural(len(resp.Results), "resource", "resources"), resp.Query, resp.Lang, catalogList(catalogs))
+		of := ""
+		if resp.Total > len(resp.Results) {
+			of = fmt.Sprintf(" of %d matching", resp.Total)
+		}
+		fmt.Fprintf(&b, "%d%s %s for %q (lang %s; catalogs %s), best first:\n", len(resp.Results), of, plural(len(resp.Results), "resource", "resources"), resp.Query, resp.Lang, catalogList(catalogs))
 		for i := range resp.Results {
 			h := &resp.Results[i]
 			fmt.Fprintf(&b, "%d. %s", i+1, label(&h.Resource))
@@ -64,6 +97,7 @@ func searchText(resp core.SearchResponse, catalogs []core.CatalogID) string {
 					fmt.Fprintf(&b, " (conservative %s)", fmtNum(*h.A1A3Conservative))
 				}
 			}
+			fmt.Fprintf(&b, "; %s", matchedBy(h.MatchSource))
 			if h.Origin != "" {
 				fmt.Fprintf(&b, "; product sheet %s", h.Origin)
 			}
