@@ -69,6 +69,12 @@ type CatalogMeta struct {
 	// restart does not shift the schedule.
 	NextIngest time.Time `json:"next_ingest,omitzero"`
 	LastError  string    `json:"last_error,omitempty"`
+	// DemoSnapshot is the version of the embedded demo snapshot the catalog
+	// serves (e.g. "demo-02.07.000"), empty when it serves a publisher's
+	// release. It is set when an empty catalog gets the snapshot, kept
+	// through later partial ingests (files, batches) that only add to it,
+	// and cleared by the first complete release, which replaces it.
+	DemoSnapshot string `json:"demo_snapshot,omitempty"`
 }
 
 // ResourceBatch is the JSON body of POST /admin/resources.

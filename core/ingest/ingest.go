@@ -359,6 +359,12 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	meta.LastResult = &res
 	meta.LastIngest = res.FinishedAt
 	meta.LastError = ""
+	switch {
+	case rel.Origin == core.OriginFixture:
+		meta.DemoSnapshot = first(rel.Version, "demo")
+	case rel.Complete:
+		meta.DemoSnapshot = ""
+	}
 	// The event is written with the changes, in one transaction: a change
 	// is never stored without it, whatever happens next.
 	var events []core.Event

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/fx"
+
+	"github.com/climatesearch/climatesearch/adapters/badgerstore"
 	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
 	"github.com/climatesearch/climatesearch/core"
 )
@@ -189,22 +192,49 @@ func TestExcelFallbackWhenTheJSONFails(t *testing.T) {
 }
 
 func TestUpstreamDownOnAnEmptyStoreLoadsTheDemoSnapshot(t *testing.T) {
-	e := newEnv(t, nil)
+	var st *badgerstore.Store
+	e := newEnv(t, nil, fx.Populate(&st))
 	e.Up.FailJSON(http.StatusServiceUnavailable)
 	e.Up.FailExcel(http.StatusServiceUnavailable)
 	res := e.mustIngest()
-	if res.Origin != core.OriginFixture || res.Upserted < 40 || len(res.Errors) != 2 {
+	// The whole current release (02.07.000), not a sample.
+	if res.Origin != core.OriginFixture || res.Upserted != 230 || len(res.Errors) != 2 {
 		t.Fatalf("fixture: %+v", res)
+	}
+	demoMeta := func() core.CatalogMeta {
+		t.Helper()
+		m, err := st.Meta(t.Context(), core.National)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	// The catalog's metadata says it serves the demo snapshot, and keeps
+	// saying so when a batch only adds to it.
+	if m := demoMeta(); m.DemoSnapshot != "demo-02.07.000" || m.Version != "demo-02.07.000" {
+		t.Fatalf("meta after the demo load: %+v", m)
+	}
+	if r := e.do(http.MethodPost, "/admin/resources", []byte(`{"catalog":"national","resources":[{"id":"9900000001","name":"Provbit","a1a3":1,"unit":"kg"}]}`), nil); r.Status != 200 {
+		t.Fatalf("batch: %d %s", r.Status, r.Body)
+	}
+	if m := demoMeta(); m.DemoSnapshot != "demo-02.07.000" {
+		t.Fatalf("a batch over the demo snapshot cleared its mark: %+v", m)
+	}
+	// Answers for any resource of the catalog, by id and by search.
+	var notSampled core.Resource
+	e.get("/api/resources/national:6100000008?lang=en").json(t, &notSampled)
+	if notSampled.NameEN == "" || notSampled.A1A3 == nil {
+		t.Fatalf("national:6100000008 from the snapshot: %+v", notSampled)
 	}
 	if n := len(e.Events.ofType(core.EventCatalogUnreachable)); n != 1 {
 		t.Fatalf("catalog.unreachable events: %d", n)
 	}
 	ids := listIDs(t, e, "")
-	if len(ids) != res.Upserted {
-		t.Fatalf("listed %d, loaded %d", len(ids), res.Upserted)
+	if len(ids) != res.Upserted+1 {
+		t.Fatalf("listed %d, loaded %d and one batch row", len(ids), res.Upserted)
 	}
 	for _, r := range ids {
-		if r.DescriptionSV != "" || r.Synonyms != "" || r.A1A3 == nil {
+		if r.DescriptionSV != "" || r.DescriptionEN != "" || r.ApplicabilitySV != "" || r.A1A3 == nil {
 			t.Fatalf("the snapshot holds facts only: %+v", r)
 		}
 	}
@@ -215,11 +245,17 @@ func TestUpstreamDownOnAnEmptyStoreLoadsTheDemoSnapshot(t *testing.T) {
 	if res := e.mustIngest(); res.Origin != core.OriginJSON {
 		t.Fatalf("recovery: %+v", res)
 	}
+	if m := demoMeta(); m.DemoSnapshot != "" || m.Version != "02.07.000" {
+		t.Fatalf("meta after the publisher's release: %+v", m)
+	}
 	e.Up.FailJSON(http.StatusServiceUnavailable)
 	e.Up.FailExcel(http.StatusServiceUnavailable)
 	_, resp := e.ingest()
 	if resp.Status != http.StatusBadGateway || !contains(resp.errMsg(t), "stored data was kept") {
 		t.Fatalf("outage on a full store: %d %s", resp.Status, resp.Body)
+	}
+	if m := demoMeta(); m.DemoSnapshot != "" {
+		t.Fatalf("an outage on real data marked it as the demo snapshot: %+v", m)
 	}
 	if got := len(listIDs(t, e, "")); got != 235 {
 		t.Fatalf("real data kept: %d resources", got)
