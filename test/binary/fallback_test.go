@@ -24,7 +24,7 @@ func TestPublisherDownThenUpThenDown(t *testing.T) {
 	want := realA1A3(t)
 	dir := t.TempDir()
 	const particleBoard = "6000000000"
-	const notInSnapshot = "6000000005"
+	const notInSnapshot = "6000000157" // only in 02.06.000: not in the current release
 
 	// 1. Empty store, publisher unreachable.
 	down := downPublisher(t)
@@ -38,7 +38,7 @@ func TestPublisherDownThenUpThenDown(t *testing.T) {
 	if health.Status != "ok" {
 		t.Errorf("/healthz status %q, want ok", health.Status)
 	}
-	snap := p.pollNational("the demo snapshot (>= 40 resources)", func(m map[string]resource) bool { return len(m) >= 40 })
+	snap := p.pollNational("the demo snapshot (the 230 resources of 02.07.000)", func(m map[string]resource) bool { return len(m) >= 230 })
 	if len(snap) >= len(want) {
 		t.Fatalf("with the publisher down the store holds %d resources, as many as the real release (%d): not the snapshot", len(snap), len(want))
 	}

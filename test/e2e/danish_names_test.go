@@ -41,6 +41,14 @@ func TestDanishHitDetailsCanBeFollowed(t *testing.T) {
 		t.Fatalf("GET %s: %d %+v", h.Details, r.Status, got)
 	}
 
+	// The console's page of the hit: the heading in Danish, marked as
+	// Danish, and the German name as German.
+	page := newBrowser(t, e).get("/resources/" + strings.TrimPrefix(h.Details, "/api/resources/") + "?lang=en")
+	if page.Status != 200 || !strings.Contains(page.Body, `<h1 lang="da">Tæppeflise</h1>`) ||
+		!strings.Contains(page.Body, `<dt>name_de</dt><dd lang="de">`+h.NameDE+`</dd>`) {
+		t.Fatalf("console page: %d %.3000s", page.Status, page.Body)
+	}
+
 	cli, err := client.NewStreamableHttpClient(e.URL + "/mcp")
 	if err != nil {
 		t.Fatal(err)
