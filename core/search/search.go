@@ -98,10 +98,6 @@ func (s *Service) Search(ctx context.Context, req core.SearchRequest) (core.Sear
 	if req.Filtering() {
 		vecDepth = filterDepth
 	}
-	textDepth := depth
-	if whole {
-		textDepth = core.MaxMatchSet
-	}
 
 	if err := s.vis.Loaded(req.Catalogs); err != nil {
 		return core.SearchResponse{}, err
@@ -128,7 +124,17 @@ func (s *Service) Search(ctx context.Context, req core.SearchRequest) (core.Sear
 	var kept []*candidate
 	var floored int
 	err = s.vis.Read(req.Catalogs, func() error {
-		tq := core.TextQuery{Text: req.Query, Lang: req.Lang, Catalogs: req.Catalogs, Limit: textDepth}
+		tq := core.TextQuery{Text: req.Query, Lang: req.Lang, Catalogs: req.Catalogs, Limit: depth}
+		matched := -1
+		var err error
+		if whole {
+			// The whole match set, counted first so the ranked list is
+			// sized to it (the index allocates for the depth asked).
+			if matched, err = s.text.Count(ctx, tq); err != nil {
+				return core.Unavailablef(err, "full-text index failed")
+			}
+			tq.Limit = max(depth, min(matched, core.MaxMatchSet))
+		}
 		fts, err := s.text.Search(ctx, tq)
 		if err != nil {
 			return core.Unavailablef(err, "full-text index failed")
@@ -139,12 +145,16 @@ func (s *Service) Search(ctx context.Context, req core.SearchRequest) (core.Sear
 			if kept, err = s.resolve(ctx, cands, req, need); err != nil {
 				return err
 			}
+			if len(fts) < depth {
+				resp.Total = len(fts) // the index returned every match
+				return nil
+			}
 			if resp.Total, err = s.text.Count(ctx, tq); err != nil {
 				return core.Unavailablef(err, "full-text index failed")
 			}
 			return nil
 		}
-		if len(fts) >= core.MaxMatchSet {
+		if matched > core.MaxMatchSet {
 			resp.Notes = append(resp.Notes, fmt.Sprintf("more than %d resources match: the total, the facets and the sort cover the %d most relevant full-text matches; add words or filters to narrow the search", core.MaxMatchSet, core.MaxMatchSet))
 		}
 		if kept, err = s.resolve(ctx, cands, req, len(cands)); err != nil {
