@@ -160,7 +160,7 @@ func TestOrigin(t *testing.T) {
 		kind     core.ErrorKind
 		contains string
 	}{
-		{"dkbr:#G0701", core.KindNotFound, "catalog dkbr has no public product sheet; read the resource at /api/resources/dkbr:#G0701"},
+		{"dkbr:#G0701", core.KindNotFound, "catalog dkbr has no public product sheet; read the resource at /api/resources/dkbr:%23G0701"},
 		{"br25:#G0530", core.KindNotFound, "catalog dkbr has no public product sheet"},
 		{"#G1075", core.KindNotFound, "catalog dkbr has no public product sheet"},
 		{"dkbr:6000000000", core.KindNotFound, "catalog dkbr has no public product sheet"},
