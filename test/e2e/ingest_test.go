@@ -326,7 +326,7 @@ func TestResourceBatch(t *testing.T) {
 	}
 	var s core.SearchResponse
 	e.get("/api/search?q=beton&databases=br25").json(t, &s)
-	if len(s.Results) == 0 || s.Results[0].ID != "#G0164" || s.Results[0].Details != "/api/resources/dkbr:#G0164" {
+	if len(s.Results) == 0 || s.Results[0].ID != "#G0164" || s.Results[0].Details != "/api/resources/dkbr:%23G0164" {
 		t.Fatalf("dkbr search: %+v", s.Results)
 	}
 	// Sending the batch again changes nothing.
