@@ -24,7 +24,8 @@ type CatalogSummary struct {
 	Live      int    `json:"live"`
 	Withdrawn int    `json:"withdrawn"`
 	// Demo is true while the catalog serves the embedded demo snapshot
-	// (a fresh start without the publisher), not a publisher's release.
+	// (a fresh start without the publisher), not a publisher's release,
+	// also after batches were added to it.
 	Demo bool `json:"demo"`
 	// LastIngest and LastOrigin tell when the data last changed and where
 	// it came from (json, excel, fixture: the demo snapshot, file).
@@ -70,7 +71,9 @@ func Summarize(st CatalogStatus) CatalogSummary {
 	if st.Meta.LastResult != nil {
 		s.LastOrigin = st.Meta.LastResult.Origin
 	}
-	s.Demo = s.LastOrigin == OriginFixture
+	// A batch added to the demo data changes the last origin, not what is
+	// served: the demo snapshot stays until a complete release replaces it.
+	s.Demo = st.Meta.DemoSnapshot != ""
 	if st.Catalog.Upstream && !st.Meta.NextIngest.IsZero() {
 		t := st.Meta.NextIngest
 		s.NextIngest = &t

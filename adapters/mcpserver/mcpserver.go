@@ -86,15 +86,16 @@ func New(d Deps) *Server {
 	}
 	sl := slog.New(zapslog.NewHandler(d.Log.Core()))
 	s := &Server{d: d}
-	s.mcp = server.NewMCPServer(Name, Version,
+	s.mcp = server.NewMCPServer(Name, Version, append([]server.ServerOption{
 		server.WithTitle("Climate data of construction products (Sweden, Denmark)"),
 		server.WithInstructions(instructions),
 		server.WithToolCapabilities(false),
 		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithLogger(slog.New(accessLevels{sl.Handler()})),
-	)
+	}, s.resourceOptions()...)...)
 	s.addTools()
+	s.addResources()
 	s.streamable = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(PathStreamable),
 		server.WithHeartbeatInterval(keepAlive),

@@ -3,6 +3,7 @@ package binary
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
@@ -69,6 +70,20 @@ func TestPublisherDownThenUpThenDown(t *testing.T) {
 	if down.Requests("") == 0 {
 		t.Errorf("the boot ingest never asked the publisher")
 	}
+	// The catalog says it serves the demo snapshot, not a release.
+	var cats struct {
+		Catalogs []struct {
+			ID      string `json:"id"`
+			Version string `json:"version"`
+			Demo    bool   `json:"demo"`
+			Live    int    `json:"live"`
+		} `json:"catalogs"`
+	}
+	p.getJSON("/api/catalogs", &cats)
+	if len(cats.Catalogs) == 0 || cats.Catalogs[0].ID != "national" || !cats.Catalogs[0].Demo ||
+		!strings.HasPrefix(cats.Catalogs[0].Version, "demo-") || cats.Catalogs[0].Live != len(snap) {
+		t.Errorf("/api/catalogs over the demo snapshot: %+v", cats.Catalogs)
+	}
 	p.stop()
 
 	// 2. Same store, the publisher now serves the real exports.
@@ -86,6 +101,10 @@ func TestPublisherDownThenUpThenDown(t *testing.T) {
 	if got[particleBoard].DescriptionSV == "" || got[particleBoard].Synonyms == "" {
 		t.Errorf("national:%s kept the snapshot's facts-only record: description %q, synonyms %q",
 			particleBoard, got[particleBoard].DescriptionSV, got[particleBoard].Synonyms)
+	}
+	p.getJSON("/api/catalogs", &cats)
+	if cats.Catalogs[0].Demo || cats.Catalogs[0].Version != "02.07.000" {
+		t.Errorf("/api/catalogs after the real release: %+v", cats.Catalogs[0])
 	}
 	var one resource
 	p.getJSON("/api/resources/national:"+particleBoard, &one)

@@ -22,7 +22,8 @@ func TestToolsOverEveryTransport(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			c := e.connect(t, kind)
 			tools := c.tools(t)
-			if len(tools) != 3 || tools["search_climate_data"].Name == "" || tools["get_resource_details"].Name == "" || tools["compare_resources"].Name == "" {
+			if len(tools) != 5 || tools["search_climate_data"].Name == "" || tools["get_resource_details"].Name == "" || tools["compare_resources"].Name == "" ||
+				tools["find_alternatives"].Name == "" || tools["list_catalogs"].Name == "" {
 				t.Fatalf("tools/list: %v", tools)
 			}
 			for name, tl := range tools {
