@@ -80,6 +80,8 @@ func (c *Console) connect(g *gin.Context) {
 		{What: "One resource", Cmd: "curl -s " + base + "/api/resources/national:6000000000"},
 		{What: "Its product sheet (302)", Cmd: "curl -si " + base + "/api/resources/national:6000000000/origin"},
 		{What: "Compare in one unit", Cmd: "curl -s '" + base + "/api/resources/compare?a=national:6000000000&b=national:6000000168&unit=m3'"},
+		{What: "Lower-carbon alternatives", Cmd: "curl -s '" + base + "/api/resources/national:6000000032/alternatives?limit=5'"},
+		{What: "What the catalogs hold", Cmd: "curl -s " + base + "/api/catalogs"},
 		{What: "Run the upstream ingest now", Cmd: "curl -s -X POST" + admin + " '" + base + "/admin/ingest/run?catalog=national'", Admin: true},
 		{What: "Preview a spreadsheet", Cmd: "curl -s" + admin + " -F file=@br25-tabel7-2025.xlsx " + base + "/admin/ingest/preview", Admin: true},
 		{What: "Apply it with a column map", Cmd: "curl -s" + admin + " -F preview_id=pv_… -F version=BR25 -F map.id=… -F map.name=… -F map.a1a3=… '" + base + "/admin/ingest/file?catalog=dkbr&dry_run=true'", Admin: true},
