@@ -2,7 +2,9 @@ package core
 
 import (
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -80,6 +82,57 @@ func ParseSort(s string) (SortSpec, error) {
 type Range struct {
 	Impact   Impact
 	Min, Max *float64
+}
+
+// RangeParams are the names of the impact-range parameters, <field>_min
+// and <field>_max for each of ImpactFields, as REST and MCP take them.
+var RangeParams = func() []string {
+	ps := make([]string, 0, 2*len(ImpactFields))
+	for _, f := range ImpactFields {
+		ps = append(ps, f+"_min", f+"_max")
+	}
+	return ps
+}()
+
+// Ranges builds the impact ranges from the range parameters: bound returns
+// a parameter's value, nil when it is absent, or its error. A field gets a
+// Range when either of its bounds is set; Normalize checks them.
+func Ranges(bound func(param string) (*float64, error)) ([]Range, error) {
+	var out []Range
+	for _, field := range ImpactFields {
+		imp, _ := ImpactByField(field)
+		rg := Range{Impact: imp}
+		var err error
+		if rg.Min, err = bound(field + "_min"); err != nil {
+			return nil, err
+		}
+		if rg.Max, err = bound(field + "_max"); err != nil {
+			return nil, err
+		}
+		if rg.Min != nil || rg.Max != nil {
+			out = append(out, rg)
+		}
+	}
+	return out, nil
+}
+
+// BoundError is the error of a range parameter whose value (got, as the
+// client wrote it) is not a finite number.
+func BoundError(param, got string) error {
+	return Invalidf("%s must be a number (kg CO2e per declared unit, e.g. %s=100), got %s", param, param, got)
+}
+
+// ParseBound reads a range parameter written as text; blank is absent.
+func ParseBound(param, v string) (*float64, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, nil
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil, BoundError(param, strconv.Quote(v))
+	}
+	return &x, nil
 }
 
 // Refine is what a client asks of a match set beyond relevance.

@@ -1,9 +1,7 @@
 package httpapi
 
 import (
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -13,13 +11,7 @@ import (
 
 // refineParams are the query parameters of the refinements shared by
 // search and listing (core.Refine).
-var refineParams = func() []string {
-	ps := []string{"category", "unit", "sort", "facets"}
-	for _, f := range core.ImpactFields {
-		ps = append(ps, f+"_min", f+"_max")
-	}
-	return ps
-}()
+var refineParams = append([]string{"category", "unit", "sort", "facets"}, core.RangeParams...)
 
 // parseRefine reads category, unit, sort, facets and the impact ranges
 // (<field>_min, <field>_max); it answers 400 on a malformed one.
@@ -33,28 +25,9 @@ func parseRefine(c *gin.Context) (core.Refine, bool) {
 	if v := c.Query("facets"); v != "" {
 		f.Facets = strings.Split(v, ",")
 	}
-	for _, field := range core.ImpactFields {
-		imp, _ := core.ImpactByField(field)
-		rg := core.Range{Impact: imp}
-		for _, b := range []struct {
-			suffix string
-			dst    **float64
-		}{{"_min", &rg.Min}, {"_max", &rg.Max}} {
-			name := field + b.suffix
-			v := strings.TrimSpace(c.Query(name))
-			if v == "" {
-				continue
-			}
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-				writeError(c, http.StatusBadRequest, name+" must be a number (kg CO2e per declared unit, e.g. "+name+"=100), got "+strconv.Quote(v))
-				return f, false
-			}
-			*b.dst = &x
-		}
-		if rg.Min != nil || rg.Max != nil {
-			f.Ranges = append(f.Ranges, rg)
-		}
+	if f.Ranges, err = core.Ranges(func(p string) (*float64, error) { return core.ParseBound(p, c.Query(p)) }); err != nil {
+		writeError(c, http.StatusBadRequest, err.Error())
+		return f, false
 	}
 	if err := f.Normalize(); err != nil {
 		writeError(c, http.StatusBadRequest, err.Error())
