@@ -81,12 +81,33 @@ func isConnector(r rune) bool {
 // character is on both sides: "Sandwich-" or "a / b" do not glue. An
 // English possessive ("Falu's") loses its s.
 func splitChunks(text string) []chunk {
-	var out []chunk
-	var pieces []string
-	start := -1 // start of the current piece
+	spans := chunkSpans(text)
+	out := make([]chunk, len(spans))
+	for i, ps := range spans {
+		pieces := make([]string, len(ps))
+		for j, p := range ps {
+			pieces[j] = p.text
+		}
+		out[i] = chunk{pieces: pieces}
+	}
+	return out
+}
+
+// pieceSpan is a piece of a chunk with its byte range in the text.
+type pieceSpan struct {
+	start, end int
+	text       string // lower case
+}
+
+// chunkSpans cuts text into chunks (see splitChunks), keeping where each
+// piece is, so the highlighter marks exactly what the index analysed.
+func chunkSpans(text string) [][]pieceSpan {
+	var out [][]pieceSpan
+	var pieces []pieceSpan
+	start := -1
 	flush := func() {
 		if len(pieces) > 0 {
-			out = append(out, chunk{pieces: pieces})
+			out = append(out, pieces)
 			pieces = nil
 		}
 	}
@@ -100,7 +121,7 @@ func splitChunks(text string) []chunk {
 			continue
 		}
 		if start >= 0 {
-			pieces = append(pieces, strings.ToLower(text[start:i]))
+			pieces = append(pieces, pieceSpan{start, i, strings.ToLower(text[start:i])})
 			start = -1
 			rest := text[i+size:]
 			if (r == '\'' || r == '’') && isPossessive(rest) {
@@ -117,7 +138,7 @@ func splitChunks(text string) []chunk {
 		i += size
 	}
 	if start >= 0 {
-		pieces = append(pieces, strings.ToLower(text[start:]))
+		pieces = append(pieces, pieceSpan{start, len(text), strings.ToLower(text[start:])})
 	}
 	flush()
 	return out

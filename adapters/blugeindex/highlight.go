@@ -3,7 +3,6 @@ package blugeindex
 import (
 	"context"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/climatesearch/climatesearch/core"
 )
@@ -33,57 +32,6 @@ func (x *Index) Highlight(_ context.Context, q core.TextQuery, texts []string) (
 		out[i] = highlightSpans(t, tq, lex)
 	}
 	return out, nil
-}
-
-// pieceSpan is a piece of a chunk with its byte range in the text.
-type pieceSpan struct {
-	start, end int
-	text       string // lower case
-}
-
-// chunkSpans cuts text into chunks as splitChunks does, keeping where each
-// piece is.
-func chunkSpans(text string) [][]pieceSpan {
-	var out [][]pieceSpan
-	var pieces []pieceSpan
-	start := -1
-	flush := func() {
-		if len(pieces) > 0 {
-			out = append(out, pieces)
-			pieces = nil
-		}
-	}
-	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		if isWordRune(r) {
-			if start < 0 {
-				start = i
-			}
-			i += size
-			continue
-		}
-		if start >= 0 {
-			pieces = append(pieces, pieceSpan{start, i, strings.ToLower(text[start:i])})
-			start = -1
-			rest := text[i+size:]
-			if (r == '\'' || r == '’') && isPossessive(rest) {
-				flush()
-				i += size + 1
-				continue
-			}
-			if next, _ := utf8.DecodeRuneInString(rest); isConnector(r) && isWordRune(next) {
-				i += size
-				continue
-			}
-		}
-		flush()
-		i += size
-	}
-	if start >= 0 {
-		pieces = append(pieces, pieceSpan{start, len(text), strings.ToLower(text[start:])})
-	}
-	flush()
-	return out
 }
 
 // highlightSpans marks the words of text that the analysed query matches.
