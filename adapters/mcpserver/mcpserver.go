@@ -51,7 +51,7 @@ const sessionIdleTTL = time.Hour
 
 // instructions reach the agent in the initialize answer.
 const instructions = `climatesearch answers with the climate impact (GWP-GHG, kg CO2e per declared unit) of construction products and energy carriers from Sweden's national climate-declaration database (Boverket Klimatdatabas, catalog national) and the Danish building-regulation generic data (BR18/BR25 Bilag 2 Tabel 7, catalog dkbr, alias br25).
-Use search_climate_data to find resources by name or description (Swedish or English), get_resource_details for every value of one resource, and compare_resources to state two resources in one unit.
+Use search_climate_data to find resources by name or description (Swedish, English or Danish), get_resource_details for every value of one resource, and compare_resources to state two resources in one unit.
 Every answer carries "source": cite it when you use the values, and link the "origin" product sheet when there is one. climatesearch is not affiliated with the publishers.`
 
 // Deps are the ports the tools call and the settings of the transports.
