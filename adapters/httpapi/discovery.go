@@ -18,9 +18,8 @@ func (a *API) alternatives(c *gin.Context) {
 	if !ok {
 		return
 	}
-	impact, err := core.ParseImpact(c.Query("impact"))
-	if err != nil {
-		writeError(c, http.StatusBadRequest, err.Error())
+	impact, ok := parseImpact(c)
+	if !ok {
 		return
 	}
 	var catalogs []core.CatalogID // none: the resource's own catalog
@@ -42,6 +41,15 @@ func (a *API) alternatives(c *gin.Context) {
 	}
 	keepable(c)
 	c.JSON(http.StatusOK, alt)
+}
+
+func parseImpact(c *gin.Context) (core.Impact, bool) {
+	impact, err := core.ParseImpact(c.Query("impact"))
+	if err != nil {
+		writeError(c, http.StatusBadRequest, err.Error())
+		return "", false
+	}
+	return impact, true
 }
 
 // catalogs answers GET /api/catalogs.

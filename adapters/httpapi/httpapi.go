@@ -424,9 +424,8 @@ func (a *API) compare(c *gin.Context) {
 	if !ok {
 		return
 	}
-	impact, err := core.ParseImpact(c.Query("impact"))
-	if err != nil {
-		writeError(c, http.StatusBadRequest, err.Error())
+	impact, ok := parseImpact(c)
+	if !ok {
 		return
 	}
 	cmp, err := a.d.Compare.Compare(c, core.CompareRequest{A: c.Query("a"), B: c.Query("b"), Unit: c.Query("unit"), Impact: impact, Lang: lang})
