@@ -419,7 +419,7 @@ func TestIncomparableAndEmptyAnswersRender(t *testing.T) {
 	if !strings.Contains(tx, "(declared per kg)") || !strings.Contains(tx, "(declared per kWh)") || !strings.Contains(tx, "incomparable") || !strings.HasSuffix(tx, "Source: S") {
 		t.Fatalf("%s", tx)
 	}
-	tx = searchText(core.SearchResponse{Source: "S", Query: "zz", Lang: core.English, Notes: []string{"vector search unavailable"}}, core.Catalogs)
+	tx = searchText(core.SearchResponse{Source: "S", Query: "zz", Lang: core.English, Notes: []string{"vector search unavailable"}}, core.SearchRequest{})
 	if !strings.Contains(tx, `No resources match "zz" (lang en; catalogs national, dkbr)`) || !strings.Contains(tx, "Note: vector search unavailable") || !strings.Contains(tx, "Source: S") {
 		t.Fatalf("%s", tx)
 	}

@@ -61,7 +61,7 @@ func TestDetailsTextSaysTheNameIsAFallback(t *testing.T) {
 	}
 	resp := core.SearchResponse{Source: "S", Query: "betonrør", Lang: core.English, Results: []core.Hit{{Resource: r}}}
 	resp.Results[0].Localize(core.English)
-	if tx := searchText(resp, core.Catalogs); !strings.Contains(tx, "1. Betonrør, armeret [dkbr:#G0740] (name in Danish)") {
+	if tx := searchText(resp, core.SearchRequest{}); !strings.Contains(tx, "1. Betonrør, armeret [dkbr:#G0740] (name in Danish)") {
 		t.Errorf("search text:\n%s", tx)
 	}
 }

@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/climatesearch/climatesearch/core"
 )
@@ -67,12 +69,12 @@ const langShown = "Language shown first in name and description (both languages 
 
 var searchInput = mustJSON(obj{
 	{"type", "object"},
-	{"properties", obj{
+	{"properties", append(obj{
 		{"query", obj{
 			{"type", "string"},
 			{"minLength", 1},
 			{"maxLength", core.MaxQueryLen},
-			{"description", "What to look for: a product or material name, a synonym, or words of its description, in Swedish or English, e.g. \"spånskiva\", \"cross laminated timber\", \"betong C30/37\", \"mineral wool insulation\". Set lang to the query's language."},
+			{"description", "What to look for: a product or material name, a synonym, or words of its description, in Swedish, English or Danish, e.g. \"spånskiva\", \"cross laminated timber\", \"betong C30/37\", \"mineral wool insulation\", \"mineraluld\" (the dkbr catalog's Danish names); the German ÖKOBAUDAT names of dkbr rows are found as exact words. Set lang to the query's language (either for Danish or German)."},
 		}},
 		{"lang", langProp("Language of the query, and shown first in each hit's name and description (both languages are always returned): sv (Swedish, default) or en (English).")},
 		{"databases", obj{
@@ -88,10 +90,64 @@ var searchInput = mustJSON(obj{
 			{"default", core.DefaultLimit},
 			{"description", "How many hits to return, best first: 1 to 50, default 10."},
 		}},
-	}},
+		{"offset", obj{
+			{"type", "integer"},
+			{"minimum", 0},
+			{"maximum", core.MaxOffset},
+			{"default", 0},
+			{"description", "How many hits to skip, for the next page: 0 to 1000, default 0. The answer's total says how many match; ask offset=10 with limit=10 for hits 11 to 20."},
+		}},
+		{"category", str("Keep only resources of this category, matched in Swedish or English ignoring case, e.g. \"Betong\", \"Insulation\". An unknown category is refused naming the closest ones; facets [\"category\"] lists a search's categories.")},
+		{"unit", str("Keep only resources declared in this unit, e.g. kg, m2 (= m²), m3 (= m³), kWh, MJ. Values are per declared unit, so set it to sort or range-filter comparable values; facets [\"unit\"] lists a search's units.")},
+		{"sort", obj{
+			{"type", "string"},
+			{"enum", sortValues()},
+			{"description", "Order the whole match set by a value instead of relevance: a1a3 (typical A1-A3), a1a3_conservative, a4, a5_1, ascending (lowest first) or with a leading - descending. The matches must share one declared unit: add unit, or the call fails naming the units found. Resources without the value come last."},
+		}},
+		{"facets", obj{
+			{"type", "array"},
+			{"items", obj{{"type", "string"}, {"enum", core.FacetFields}}},
+			{"uniqueItems", true},
+			{"description", "Count the whole match set (after the filters, not just this page) by category, unit and/or catalog; the answer's facets lists each value with its count, most frequent first."},
+		}},
+		{"highlight", obj{
+			{"type", "boolean"},
+			{"default", false},
+			{"description", "true adds to each hit highlight.name and highlight.description: the shown texts, HTML-escaped, with the words the query matched in <mark>…</mark>."},
+		}},
+	}, rangeProps()...)},
 	{"required", []string{"query"}},
 	{"additionalProperties", false},
 })
+
+// sortValues are the sort argument's values: each impact field, ascending
+// and with a leading - descending.
+func sortValues() []string {
+	var out []string
+	for _, f := range core.ImpactFields {
+		out = append(out, f, "-"+f)
+	}
+	return out
+}
+
+// rangeProps are the impact-range arguments, <field>_min and <field>_max.
+func rangeProps() obj {
+	names := map[string]string{
+		"a1a3":              "typical A1-A3",
+		"a1a3_conservative": "conservative A1-A3",
+		"a4":                "A4 (transport to site)",
+		"a5_1":              "A5.1 (construction-site waste)",
+	}
+	var out obj
+	for _, p := range core.RangeParams {
+		field, bound := p[:strings.LastIndexByte(p, '_')], "at least"
+		if strings.HasSuffix(p, "_max") {
+			bound = "at most"
+		}
+		out = append(out, kv{p, num(fmt.Sprintf("Keep only resources whose %s is %s this many kg CO2e per declared unit (inclusive); resources that do not publish it are left out. Combine with unit, since values are per declared unit.", names[field], bound))})
+	}
+	return out
+}
 
 var idDesc = "Resource id as returned by search_climate_data: prefixed catalog:id (e.g. national:6000000000, dkbr:#G0164; br25 is an alias of dkbr) or a bare id (6000000000), or a hit's details path (/api/resources/dkbr:%23G0164; percent-encoding is decoded). A bare id found in several catalogs is refused with the candidate prefixed ids."
 
@@ -209,6 +265,15 @@ func hitSchema() obj {
 		kv{"reranked", boolean("Present and true when a reranker reordered the results.")},
 		kv{"rerank_score", num("Score the reranker gave the hit.")},
 		kv{"details", str("REST path of the full resource, /api/resources/<catalog>:<id> with the id percent-encoded (/api/resources/dkbr:%23G0164), usable as it is; get_resource_details takes it as it is, or the catalog:id.")},
+		kv{"highlight", obj{
+			{"type", "object"},
+			{"description", "Present when highlight was asked: the shown name and description, HTML-escaped, with the words the query matched in <mark>…</mark>."},
+			{"properties", obj{
+				{"name", str("The shown name with the matched words marked.")},
+				{"description", str("The shown description with the matched words marked; omitted when there is none.")},
+			}},
+			{"required", []string{"name"}},
+		}},
 	)
 	return obj{
 		{"type", "object"},
@@ -223,10 +288,24 @@ var searchOutput = mustJSON(obj{
 		{"source", str("Attribution to cite: the publishers of the catalogs searched.")},
 		{"query", str("The query as searched (spaces normalised).")},
 		{"lang", obj{{"type", "string"}, {"enum", []string{string(core.Swedish), string(core.English)}}, {"description", "Language of the query."}}},
-		{"results", obj{{"type", "array"}, {"items", hitSchema()}, {"description", "Hits, best first: each the full resource plus how it matched."}}},
-		{"notes", obj{{"type", "array"}, {"items", obj{{"type", "string"}}}, {"description", "Why the answer is degraded, e.g. vector search or reranking unavailable."}}},
+		{"results", obj{{"type", "array"}, {"items", hitSchema()}, {"description", "Hits, best first (or in the sort asked for), from offset: each the full resource plus how it matched."}}},
+		{"total", obj{{"type", "integer"}, {"minimum", 0}, {"description", "How many resources match (after the filters), before paging: results holds those from offset, at most limit."}}},
+		{"took_ms", num("How long the answer took to compute, in milliseconds.")},
+		{"facets", obj{
+			{"type", "object"},
+			{"description", "Present when facets was asked: for each facet asked (category, unit, catalog) its values with their counts over the whole match set, most frequent first."},
+			{"additionalProperties", obj{
+				{"type", "array"},
+				{"items", obj{
+					{"type", "object"},
+					{"properties", obj{{"value", str("A category (in the language asked for), a declared unit or a catalog id.")}, {"count", obj{{"type", "integer"}, {"minimum", 1}, {"description", "How many matches hold the value."}}}}},
+					{"required", []string{"value", "count"}},
+				}},
+			}},
+		}},
+		{"notes", obj{{"type", "array"}, {"items", obj{{"type", "string"}}}, {"description", "Why the answer is degraded or empty, e.g. vector search or reranking unavailable, or that nothing matched."}}},
 	}},
-	{"required", []string{"source", "query", "lang", "results"}},
+	{"required", []string{"source", "query", "lang", "results", "total", "took_ms"}},
 })
 
 var detailsOutput = mustJSON(resourceSchema("A construction product or energy carrier with its climate impact. Optional values are omitted when the publisher does not publish them."))

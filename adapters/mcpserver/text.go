@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"fmt"
+	"html"
 	"math"
 	"sort"
 	"strconv"
@@ -74,20 +75,48 @@ func perUnit(r *core.Resource) string {
 	return "kg CO2e per declared unit"
 }
 
-func searchText(resp core.SearchResponse, catalogs []core.CatalogID) string {
+// searchText renders a search answer: how many of how many matched, the
+// filters and order asked for, each hit with its values and how it
+// matched, the facet counts when asked, the notes and the source.
+func searchText(resp core.SearchResponse, req core.SearchRequest) string {
+	catalogs := req.Catalogs
+	if len(catalogs) == 0 {
+		catalogs = core.Catalogs
+	}
+	asked := fmt.Sprintf("lang %s; catalogs %s%s", resp.Lang, catalogList(catalogs), filterText(&req.Refine))
 	var b strings.Builder
-	if len(resp.Results) == 0 {
-		fmt.Fprintf(&b, "No resources match %q (lang %s; catalogs %s). Try other or fewer words, a synonym, or the other language (lang sv or en).\n",
-			resp.Query, resp.Lang, catalogList(catalogs))
-	} else {
+	switch {
+	case len(resp.Results) == 0 && resp.Total > 0:
+		fmt.Fprintf(&b, "%d %s match %q (%s), none at offset %d or later: call again with an offset below %d.\n",
+			resp.Total, plural(resp.Total, "resource", "resources"), resp.Query, asked, req.Offset, resp.Total)
+	case len(resp.Results) == 0:
+		fewer := ""
+		if req.Filtering() {
+			fewer = ", or fewer filters"
+		}
+		fmt.Fprintf(&b, "No resources match %q (%s). Try other or fewer words, a synonym, or the other language (lang sv or en)%s.\n",
+			resp.Query, asked, fewer)
+	default:
 		of := ""
-		if resp.Total > len(resp.Results) {
+		if resp.Total > len(resp.Results) || req.Offset > 0 {
 			of = fmt.Sprintf(" of %d matching", resp.Total)
 		}
-		fmt.Fprintf(&b, "%d%s %s for %q (lang %s; catalogs %s), best first:\n", len(resp.Results), of, plural(len(resp.Results), "resource", "resources"), resp.Query, resp.Lang, catalogList(catalogs))
+		order := "best first"
+		if req.Sort.IsSet() {
+			dir := "lowest"
+			if req.Sort.Desc {
+				dir = "highest"
+			}
+			order = fmt.Sprintf("%s %s first (sort %s)", dir, valueName(req.Sort.Impact), req.Sort)
+		}
+		if req.Offset > 0 {
+			order += fmt.Sprintf(", from number %d", req.Offset+1)
+		}
+		fmt.Fprintf(&b, "%d%s %s for %q (%s), %s:\n", len(resp.Results), of, plural(len(resp.Results), "resource", "resources"), resp.Query, asked, order)
+		extra := extraImpacts(&req)
 		for i := range resp.Results {
 			h := &resp.Results[i]
-			fmt.Fprintf(&b, "%d. %s", i+1, label(&h.Resource))
+			fmt.Fprintf(&b, "%d. %s", req.Offset+i+1, label(&h.Resource))
 			if fb := fallbackName(&h.Resource, resp.Lang); fb != "" {
 				fmt.Fprintf(&b, " (%s)", fb)
 			}
@@ -97,18 +126,146 @@ func searchText(resp core.SearchResponse, catalogs []core.CatalogID) string {
 					fmt.Fprintf(&b, " (conservative %s)", fmtNum(*h.A1A3Conservative))
 				}
 			}
+			for _, imp := range extra {
+				if v, ok := imp.Value(&h.Resource); ok {
+					fmt.Fprintf(&b, "; %s %s", valueName(imp), fmtNum(v))
+				} else {
+					fmt.Fprintf(&b, "; %s not published", valueName(imp))
+				}
+			}
 			fmt.Fprintf(&b, "; %s", matchedBy(h.MatchSource))
+			if words := markedWords(h.Highlight); len(words) > 0 {
+				fmt.Fprintf(&b, " (marked: %s)", strings.Join(words, ", "))
+			}
 			if h.Origin != "" {
 				fmt.Fprintf(&b, "; product sheet %s", h.Origin)
 			}
 			b.WriteByte('\n')
 		}
 	}
+	b.WriteString(facetsText(resp.Facets, resp.Total))
 	for _, n := range resp.Notes {
 		fmt.Fprintf(&b, "Note: %s\n", n)
 	}
 	fmt.Fprintf(&b, "Source: %s\n", resp.Source)
 	b.WriteString("Every value of each hit is in the structured content; get_resource_details returns one resource, compare_resources states two in one unit.")
+	return b.String()
+}
+
+// filterText lists the filters asked for, "; category Betong; unit kg;
+// a1a3 from 0.1 to 0.5", or nothing.
+func filterText(f *core.Refine) string {
+	var b strings.Builder
+	if c := strings.TrimSpace(f.Category); c != "" {
+		fmt.Fprintf(&b, "; category %s", c)
+	}
+	if u := strings.TrimSpace(f.Unit); u != "" {
+		fmt.Fprintf(&b, "; unit %s", core.DisplayUnit(u))
+	}
+	for _, rg := range f.Ranges {
+		switch {
+		case rg.Min != nil && rg.Max != nil:
+			fmt.Fprintf(&b, "; %s from %s to %s", rg.Impact.Field(), fmtNum(*rg.Min), fmtNum(*rg.Max))
+		case rg.Min != nil:
+			fmt.Fprintf(&b, "; %s at least %s", rg.Impact.Field(), fmtNum(*rg.Min))
+		case rg.Max != nil:
+			fmt.Fprintf(&b, "; %s at most %s", rg.Impact.Field(), fmtNum(*rg.Max))
+		}
+	}
+	return b.String()
+}
+
+// extraImpacts are the values a hit line adds to the A1-A3 values it always
+// shows: those the sort or a range is on (A4, A5.1).
+func extraImpacts(req *core.SearchRequest) []core.Impact {
+	var out []core.Impact
+	add := func(i core.Impact) {
+		if i == core.ImpactTypical || i == core.ImpactConservative || i == "" {
+			return
+		}
+		for _, x := range out {
+			if x == i {
+				return
+			}
+		}
+		out = append(out, i)
+	}
+	add(req.Sort.Impact)
+	for _, rg := range req.Ranges {
+		add(rg.Impact)
+	}
+	return out
+}
+
+// valueName names an impact value as the hit lines do.
+func valueName(i core.Impact) string {
+	switch i {
+	case core.ImpactConservative:
+		return "A1-A3 conservative"
+	case core.ImpactA4:
+		return "A4"
+	case core.ImpactA51:
+		return "A5.1"
+	}
+	return "A1-A3 typical"
+}
+
+// markedWords are the distinct words a highlight marked in the name and
+// description, as written, in order.
+func markedWords(h *core.Highlight) []string {
+	if h == nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range []string{h.Name, h.Description} {
+		for {
+			i := strings.Index(t, "<mark>")
+			if i < 0 {
+				break
+			}
+			t = t[i+len("<mark>"):]
+			j := strings.Index(t, "</mark>")
+			if j < 0 {
+				break
+			}
+			w := html.UnescapeString(t[:j])
+			t = t[j+len("</mark>"):]
+			if k := strings.ToLower(w); w != "" && !seen[k] {
+				seen[k] = true
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// maxFacetValues bounds the values a facet line names; the structured
+// content has them all.
+const maxFacetValues = 10
+
+// facetsText is one line per facet asked for: its values with their counts
+// over the whole match set, most frequent first.
+func facetsText(f core.Facets, total int) string {
+	var b strings.Builder
+	for _, name := range core.FacetFields {
+		vals, ok := f[name]
+		if !ok {
+			continue
+		}
+		parts := make([]string, 0, min(len(vals), maxFacetValues))
+		for _, v := range vals[:min(len(vals), maxFacetValues)] {
+			parts = append(parts, fmt.Sprintf("%s %d", v.Value, v.Count))
+		}
+		more := ""
+		if len(vals) > maxFacetValues {
+			more = fmt.Sprintf(" and %d more", len(vals)-maxFacetValues)
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "none")
+		}
+		fmt.Fprintf(&b, "By %s over all %d %s: %s%s\n", name, total, plural(total, "match", "matches"), strings.Join(parts, ", "), more)
+	}
 	return b.String()
 }
 

@@ -27,7 +27,7 @@ func TestSearchTextSaysHowEachHitMatchedAndRoundsToThePublishedDigits(t *testing
 		{Resource: other, MatchSource: core.MatchFTS},
 		{Resource: vec, MatchSource: core.MatchVector},
 	}}
-	tx := searchText(resp, core.Catalogs)
+	tx := searchText(resp, core.SearchRequest{})
 	for _, want := range []string{
 		"3 of 7 matching resources",
 		"1. Spånskiva [national:6000000000]: A1-A3 typical 0.39 kg CO2 eq./kg (conservative 0.3); matched by full text and vector similarity",
@@ -55,7 +55,7 @@ func TestSearchTextSaysHowEachHitMatchedAndRoundsToThePublishedDigits(t *testing
 // A search that matched nothing says so, with the core's note.
 func TestEmptySearchTextCarriesTheNothingMatchedNote(t *testing.T) {
 	tx := searchText(core.SearchResponse{Source: "S", Query: "zzzzqqq", Lang: core.Swedish, Results: []core.Hit{},
-		Notes: []string{`nothing matched "zzzzqqq": no resource holds these words`}}, core.Catalogs)
+		Notes: []string{`nothing matched "zzzzqqq": no resource holds these words`}}, core.SearchRequest{})
 	if !strings.Contains(tx, `No resources match "zzzzqqq"`) || !strings.Contains(tx, `Note: nothing matched "zzzzqqq"`) {
 		t.Fatalf("%s", tx)
 	}

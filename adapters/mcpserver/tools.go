@@ -43,10 +43,12 @@ func (s *Server) tools() []tool {
 			def: mcp.Tool{
 				Name:  ToolSearch,
 				Title: "Search climate data of construction products",
-				Description: "Search construction products and energy carriers by name or description, in Swedish or English, in Sweden's national climate-declaration database " +
-					"(Boverket Klimatdatabas, catalog national) and the Danish BR18/BR25 generic data (catalog dkbr, alias br25). " +
-					"Returns ranked hits; each is the full resource with its climate impact (typical and conservative A1-A3, A4, A5.1 when published, " +
+				Description: "Search construction products and energy carriers by name or description in Sweden's national climate-declaration database " +
+					"(Boverket Klimatdatabas, catalog national) and the Danish BR18/BR25 generic data (catalog dkbr, alias br25). Text in Swedish, English and Danish is searchable " +
+					"(the dkbr catalog's Danish names; the German ÖKOBAUDAT names of dkbr rows as exact words). " +
+					"Returns ranked hits and the total that match; each hit is the full resource with its climate impact (typical and conservative A1-A3, A4, A5.1 when published, " +
 					"kg CO2e per declared unit), the declared unit and conversions, a details path and, for national resources, the origin link to the publisher's product sheet. " +
+					"Narrow with category, unit and value ranges (a1a3_max, ...), order by a value with sort (within one unit), page with offset, count categories, units and catalogs with facets. " +
 					"Pass a hit's catalog:id to get_resource_details or compare_resources. Cite the answer's source when you use the values.",
 				RawInputSchema:  searchInput,
 				RawOutputSchema: searchOutput,
@@ -58,7 +60,8 @@ func (s *Server) tools() []tool {
 			def: mcp.Tool{
 				Name:  ToolDetails,
 				Title: "Get one resource's climate data",
-				Description: "Return every published value of one construction product or energy carrier: names and descriptions in Swedish and English, " +
+				Description: "Return every published value of one construction product or energy carrier: names and descriptions in Swedish and English " +
+					"(for dkbr rows the Danish name, and a #G row's German ÖKOBAUDAT name), " +
 					"typical and conservative A1-A3, A4, A5.1, declared unit, unit conversions, transports, category, release version, source and origin (product sheet). " +
 					"Takes a prefixed id (national:6000000000) or a bare id; a bare id that several catalogs hold is refused with the candidates.",
 				RawInputSchema:  detailsInput,
@@ -199,7 +202,43 @@ func (a args) strings(name string) ([]string, error) {
 	if err := json.Unmarshal(v, &one); err == nil {
 		return strings.Split(one, ","), nil
 	}
-	return nil, core.Invalidf("%s must be an array of strings, e.g. [\"national\"]", name)
+	example := `["national"]`
+	if name == "facets" {
+		example = `["category", "unit"]`
+	}
+	return nil, core.Invalidf("%s must be an array of strings, e.g. %s", name, example)
+}
+
+// boolean returns an optional true/false argument, false when absent.
+func (a args) boolean(name string) (bool, error) {
+	v, ok := a[name]
+	if !ok {
+		return false, nil
+	}
+	var b bool
+	if err := json.Unmarshal(v, &b); err != nil {
+		return false, core.Invalidf("%s must be true or false, got %s", name, v)
+	}
+	return b, nil
+}
+
+// bound returns an impact-range argument (a1a3_min, ...): a number, or a
+// numeric string read as REST reads the parameter (blank is absent, as an
+// empty REST parameter); nil when absent.
+func (a args) bound(name string) (*float64, error) {
+	v, ok := a[name]
+	if !ok {
+		return nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		return core.ParseBound(name, s)
+	}
+	var x float64
+	if err := json.Unmarshal(v, &x); err != nil {
+		return nil, core.BoundError(name, string(v))
+	}
+	return &x, nil
 }
 
 func (a args) lang() (core.Lang, error) {
@@ -212,29 +251,13 @@ func (a args) lang() (core.Lang, error) {
 
 // --- Handlers ---
 
+// searchArgs are the arguments search_climate_data accepts, in the order
+// its schema lists them.
+var searchArgs = append([]string{"query", "lang", "databases", "limit", "offset", "category", "unit", "sort", "facets", "highlight"}, core.RangeParams...)
+
 func (s *Server) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	a, err := parseArgs(req, "query", "lang", "databases", "limit")
+	sr, err := searchRequest(req, s.d.Rerank)
 	if err != nil {
-		return s.fail(ctx, ToolSearch, err), nil
-	}
-	sr := core.SearchRequest{Vector: true, Rerank: s.d.Rerank}
-	if sr.Query, err = a.required("query", `"spånskiva" or "cross laminated timber"`); err != nil {
-		return s.fail(ctx, ToolSearch, err), nil
-	}
-	if n := utf8.RuneCountInString(strings.TrimSpace(sr.Query)); n > core.MaxQueryLen {
-		return s.fail(ctx, ToolSearch, core.Invalidf("query is %d characters long; the limit is %d", n, core.MaxQueryLen)), nil
-	}
-	if sr.Lang, err = a.lang(); err != nil {
-		return s.fail(ctx, ToolSearch, err), nil
-	}
-	dbs, err := a.strings("databases")
-	if err != nil {
-		return s.fail(ctx, ToolSearch, err), nil
-	}
-	if sr.Catalogs, err = core.ParseCatalogs(dbs); err != nil {
-		return s.fail(ctx, ToolSearch, fmt.Errorf("databases: %w", err)), nil
-	}
-	if sr.Limit, err = a.integer("limit", 1, maxLimit, core.DefaultLimit); err != nil {
 		return s.fail(ctx, ToolSearch, err), nil
 	}
 	resp, err := s.d.Search.Search(ctx, sr)
@@ -244,7 +267,65 @@ func (s *Server) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	for _, n := range resp.Notes {
 		s.notify(ctx, mcp.LoggingLevelWarning, n)
 	}
-	return structured(resp, searchText(resp, sr.Catalogs))
+	return structured(resp, searchText(resp, sr))
+}
+
+// searchRequest maps the arguments to the core request exactly as REST's
+// GET /api/search maps its parameters (adapters/httpapi), with vector
+// retrieval always on and rerank when the process has a reranker.
+func searchRequest(req mcp.CallToolRequest, rerank bool) (core.SearchRequest, error) {
+	a, err := parseArgs(req, searchArgs...)
+	if err != nil {
+		return core.SearchRequest{}, err
+	}
+	sr := core.SearchRequest{Vector: true, Rerank: rerank}
+	if sr.Query, err = a.required("query", `"spånskiva" or "cross laminated timber"`); err != nil {
+		return sr, err
+	}
+	if n := utf8.RuneCountInString(strings.TrimSpace(sr.Query)); n > core.MaxQueryLen {
+		return sr, core.Invalidf("query is %d characters long; the limit is %d", n, core.MaxQueryLen)
+	}
+	if sr.Lang, err = a.lang(); err != nil {
+		return sr, err
+	}
+	dbs, err := a.strings("databases")
+	if err != nil {
+		return sr, err
+	}
+	if sr.Catalogs, err = core.ParseCatalogs(dbs); err != nil {
+		return sr, fmt.Errorf("databases: %w", err)
+	}
+	if sr.Limit, err = a.integer("limit", 1, maxLimit, core.DefaultLimit); err != nil {
+		return sr, err
+	}
+	if sr.Offset, err = a.integer("offset", 0, core.MaxOffset, 0); err != nil {
+		return sr, err
+	}
+	if sr.Category, err = a.str("category"); err != nil {
+		return sr, err
+	}
+	if sr.Unit, err = a.str("unit"); err != nil {
+		return sr, err
+	}
+	sortArg, err := a.str("sort")
+	if err != nil {
+		return sr, err
+	}
+	if sr.Sort, err = core.ParseSort(sortArg); err != nil {
+		return sr, err
+	}
+	if sr.Facets, err = a.strings("facets"); err != nil {
+		return sr, err
+	}
+	if sr.Ranges, err = core.Ranges(a.bound); err != nil {
+		return sr, err
+	}
+	if sr.Highlight, err = a.boolean("highlight"); err != nil {
+		return sr, err
+	}
+	// As REST does before asking the core: trimmed filters, checked
+	// ranges and facets, the same messages.
+	return sr, sr.Refine.Normalize()
 }
 
 func (s *Server) details(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -344,19 +425,27 @@ func (s *Server) fail(ctx context.Context, tool string, err error) *mcp.CallTool
 }
 
 func invalidHint(tool, msg string) string {
+	if strings.HasPrefix(msg, "unknown argument") {
+		return "Call again without it."
+	}
+	switch tool {
+	case ToolSearch:
+		switch {
+		case strings.HasPrefix(msg, "sort="):
+			return "Call again with unit set to one of the units named above (values are per declared unit), or without sort."
+		case strings.HasPrefix(msg, "unknown category"), strings.HasPrefix(msg, "unknown unit"):
+			return "Call again with one of the values named above, or without the filter; facets [\"category\", \"unit\"] lists those of a search."
+		}
+		return "Correct the arguments and call again: query (required, at most 256 characters), lang sv or en, databases from national, dkbr, br25, limit 1 to 50, offset 0 to 1000, " +
+			"sort a1a3, a1a3_conservative, a4 or a5_1 (leading - for descending), facets from category, unit, catalog, <impact>_min/<impact>_max numbers, highlight true or false."
+	case ToolDetails:
+		return "Correct the arguments and call again: id as catalog:id (e.g. national:6000000000) or a bare id, lang sv or en."
+	}
 	switch {
 	case strings.HasPrefix(msg, "unit "):
 		return "Call again with a unit both sides can be restated in (the units each side allows are named above), or omit unit to let the service pick a shared one."
 	case strings.Contains(msg, "does not publish") || strings.Contains(msg, "publishes"):
 		return "Call again with another impact; typical is published for every product."
-	case strings.HasPrefix(msg, "unknown argument"):
-		return "Call again without it."
-	}
-	switch tool {
-	case ToolSearch:
-		return "Correct the arguments and call again: query (required, at most 256 characters), lang sv or en, databases from national, dkbr, br25, limit 1 to 50."
-	case ToolDetails:
-		return "Correct the arguments and call again: id as catalog:id (e.g. national:6000000000) or a bare id, lang sv or en."
 	}
 	return "Correct the arguments and call again: a and b as catalog:id or bare ids, impact typical, conservative, a4 or a5_1, lang sv or en."
 }

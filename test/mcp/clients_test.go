@@ -38,8 +38,8 @@ type toolResult struct {
 	IsError           bool            `json:"isError"`
 }
 
-// TestInspectorCLI: the MCP Inspector CLI lists the five tools, calls them,
-// lists and reads the resources and gets a prompt over streamable HTTP
+// TestInspectorCLI: the MCP Inspector CLI lists the five tools, calls them
+// (a search with refinements too), lists and reads the resources and gets a prompt over streamable HTTP
 // (/mcp) and legacy SSE (/mcp/sse) against the running binary, and gets what
 // REST answers.
 func TestInspectorCLI(t *testing.T) {
@@ -89,19 +89,28 @@ func TestInspectorCLI(t *testing.T) {
 			// search_climate_data equals REST (asked before and after, as
 			// the full-text index settles for a moment after the ingest).
 			var res toolResult
-			restSearch := p.URL + "/api/search?q=" + url.QueryEscape("spånskiva") + "&databases=national&limit=3&vector=true"
-			for attempt := 0; ; attempt++ {
-				_, before := httpDo(t, http.MethodGet, restSearch, "", nil)
-				r, res = call("search_climate_data", `{"query":"spånskiva","databases":["national"],"limit":3}`)
-				_, after := httpDo(t, http.MethodGet, restSearch, "", nil)
-				if reflect.DeepEqual(decode(t, before), decode(t, after)) {
-					sameJSON(t, "inspector search", before, res.StructuredContent)
-					break
-				}
-				if attempt == 20 {
-					t.Fatal("REST never answered the same twice in a row")
+			search := func(what, restQuery, argsJSON string) {
+				t.Helper()
+				for attempt := 0; ; attempt++ {
+					_, before := httpDo(t, http.MethodGet, p.URL+"/api/search?vector=true&"+restQuery, "", nil)
+					r, res = call("search_climate_data", argsJSON)
+					_, after := httpDo(t, http.MethodGet, p.URL+"/api/search?vector=true&"+restQuery, "", nil)
+					if reflect.DeepEqual(decode(t, before), decode(t, after)) {
+						sameJSON(t, what, before, res.StructuredContent)
+						return
+					}
+					if attempt == 20 {
+						t.Fatal("REST never answered the same twice in a row")
+					}
 				}
 			}
+			// A refined search: unit, sort, a range and facets.
+			search("inspector refined search", "q=betong&databases=national&limit=3&unit=kg&sort=a1a3&a1a3_max=0.1&facets=category,unit",
+				`{"query":"betong","databases":["national"],"limit":3,"unit":"kg","sort":"a1a3","a1a3_max":0.1,"facets":["category","unit"]}`)
+			if r.Code != 0 || res.IsError || !strings.Contains(res.Content[0].Text, "lowest A1-A3 typical first (sort a1a3)") || !strings.Contains(res.Content[0].Text, "By unit over all") {
+				t.Fatalf("refined search: exit %d %+v", r.Code, res)
+			}
+			search("inspector search", "q="+url.QueryEscape("spånskiva")+"&databases=national&limit=3", `{"query":"spånskiva","databases":["national"],"limit":3}`)
 			if r.Code != 0 || res.IsError || len(res.StructuredContent) == 0 || len(res.Content) == 0 ||
 				!strings.Contains(res.Content[0].Text, "Spånskiva [national:6000000000]") || !strings.Contains(res.Content[0].Text, "Source: Boverket Klimatdatabas") {
 				t.Fatalf("search: exit %d %+v", r.Code, res)
