@@ -1,7 +1,8 @@
-// Package mcpserver is the Model Context Protocol driver adapter: three
+// Package mcpserver is the Model Context Protocol driver adapter: five
 // read-only tools (search_climate_data, get_resource_details,
-// compare_resources) that call the same driver ports as the REST adapter, so
-// an MCP answer is the REST answer for the same question. One tool registry
+// compare_resources, find_alternatives, list_catalogs), resources, prompts
+// and completions (resources.go) that call the same driver ports as the REST
+// adapter, so an MCP answer is the REST answer for the same question. One tool registry
 // is served over streamable HTTP at /mcp and over the legacy SSE transport at
 // /mcp/sse (messages posted to /mcp/message), both mounted on the REST
 // adapter's gin engine.
