@@ -64,6 +64,20 @@ if [ ! -d test/console/node_modules ] || [ test/console/package-lock.json -nt te
 fi
 # --- end console browser tests ------------------------------------------------
 
+# --- OpenAPI lint (test/openapi) ---------------------------------------------
+# Redocly CLI, which lints web/openapi.yaml with its recommended ruleset,
+# pinned by test/openapi/package-lock.json; installed when node_modules is
+# missing or older than the lock file. (The oapi-codegen client test there
+# fetches the generator from the Go module proxy at its pinned version.)
+if [ ! -d test/openapi/node_modules ] || [ test/openapi/package-lock.json -nt test/openapi/node_modules/.package-lock.json ]; then
+  if ! command -v npm >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq npm; else sudo apt-get update -qq && sudo apt-get install -y -qq npm; fi
+  fi
+  echo "== npm ci (test/openapi)"
+  (cd test/openapi && npm ci --no-audit --no-fund)
+fi
+# --- end OpenAPI lint ----------------------------------------------------------
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi

@@ -58,27 +58,29 @@ func TestOpenAPIOperations(t *testing.T) {
 		codes        []string
 		admin        bool
 	}{
-		{"/healthz", "GET", []string{"200", "503"}, false},
-		{"/readyz", "GET", []string{"200", "503"}, false},
-		{"/openapi.yaml", "GET", []string{"200"}, false},
-		{"/docs", "GET", []string{"200"}, false},
-		{"/api/search", "GET", []string{"200", "400", "401", "402", "429", "503"}, false},
-		{"/api/resources", "GET", []string{"200", "400", "401", "402", "429", "503"}, false},
-		{"/api/resources/{id}", "GET", []string{"200", "400", "401", "402", "404", "409", "429", "503"}, false},
-		{"/api/resources/{id}/origin", "GET", []string{"302", "400", "401", "402", "404", "409", "429", "503"}, false},
-		{"/api/resources/compare", "GET", []string{"200", "400", "401", "402", "404", "409", "429", "503"}, false},
-		{"/admin/ingest/run", "POST", []string{"200", "400", "401", "409", "502", "503"}, true},
-		{"/admin/resources", "POST", []string{"200", "400", "401", "413", "415", "503"}, true},
-		{"/admin/ingest/preview", "POST", []string{"200", "400", "401", "413", "415", "503"}, true},
-		{"/admin/ingest/file", "POST", []string{"200", "400", "401", "404", "413", "415", "503"}, true},
-		{"/admin/webhooks", "GET", []string{"200", "400", "401", "503"}, true},
-		{"/admin/webhooks", "POST", []string{"201", "400", "401", "409", "413", "503"}, true},
-		{"/admin/webhooks/{id}", "GET", []string{"200", "400", "401", "404", "503"}, true},
-		{"/admin/webhooks/{id}", "PATCH", []string{"200", "400", "401", "404", "409", "413", "503"}, true},
-		{"/admin/webhooks/{id}", "DELETE", []string{"204", "400", "401", "404", "409", "503"}, true},
-		{"/admin/webhooks/{id}/test", "POST", []string{"200", "400", "401", "404", "503"}, true},
-		{"/admin/webhooks/{id}/deliveries", "GET", []string{"200", "400", "401", "404", "503"}, true},
-		{"/admin/events", "GET", []string{"200", "400", "401", "503"}, true},
+		{"/healthz", "GET", []string{"200", "503", "500"}, false},
+		{"/readyz", "GET", []string{"200", "503", "500"}, false},
+		{"/openapi.yaml", "GET", []string{"200", "500"}, false},
+		{"/docs", "GET", []string{"200", "500"}, false},
+		{"/api/search", "GET", []string{"200", "400", "401", "402", "429", "503", "500"}, false},
+		{"/api/resources", "GET", []string{"200", "400", "401", "402", "429", "503", "500"}, false},
+		{"/api/resources/{id}", "GET", []string{"200", "400", "401", "402", "404", "409", "429", "503", "500"}, false},
+		{"/api/resources/{id}/origin", "GET", []string{"302", "400", "401", "402", "404", "409", "429", "503", "500"}, false},
+		{"/api/resources/compare", "GET", []string{"200", "400", "401", "402", "404", "409", "429", "503", "500"}, false},
+		{"/api/resources/{id}/alternatives", "GET", []string{"200", "400", "401", "402", "404", "409", "429", "503", "500"}, false},
+		{"/api/catalogs", "GET", []string{"200", "400", "401", "402", "429", "503", "500"}, false},
+		{"/admin/ingest/run", "POST", []string{"200", "400", "401", "409", "502", "503", "500"}, true},
+		{"/admin/resources", "POST", []string{"200", "400", "401", "413", "415", "503", "500"}, true},
+		{"/admin/ingest/preview", "POST", []string{"200", "400", "401", "413", "415", "503", "500"}, true},
+		{"/admin/ingest/file", "POST", []string{"200", "400", "401", "404", "413", "415", "503", "500"}, true},
+		{"/admin/webhooks", "GET", []string{"200", "400", "401", "503", "500"}, true},
+		{"/admin/webhooks", "POST", []string{"201", "400", "401", "409", "413", "503", "500"}, true},
+		{"/admin/webhooks/{id}", "GET", []string{"200", "400", "401", "404", "503", "500"}, true},
+		{"/admin/webhooks/{id}", "PATCH", []string{"200", "400", "401", "404", "409", "413", "503", "500"}, true},
+		{"/admin/webhooks/{id}", "DELETE", []string{"204", "400", "401", "404", "409", "503", "500"}, true},
+		{"/admin/webhooks/{id}/test", "POST", []string{"200", "400", "401", "404", "503", "500"}, true},
+		{"/admin/webhooks/{id}/deliveries", "GET", []string{"200", "400", "401", "404", "503", "500"}, true},
+		{"/admin/events", "GET", []string{"200", "400", "401", "503", "500"}, true},
 	}
 	documented := map[string]bool{}
 	for _, tc := range tests {
@@ -146,10 +148,16 @@ func TestOpenAPIOperations(t *testing.T) {
 						continue
 					}
 					want := "#/components/schemas/Error"
-					switch tc.path {
-					case "/healthz":
+					switch {
+					case code == "500":
+						// The shared answer of the recovery middleware, on
+						// every route.
+						if ref.Ref != "#/components/responses/InternalError" {
+							t.Errorf("500: $ref %q, want the shared InternalError response", ref.Ref)
+						}
+					case tc.path == "/healthz":
 						want = "#/components/schemas/Health"
-					case "/readyz":
+					case tc.path == "/readyz":
 						want = "#/components/schemas/Readiness"
 					}
 					if c.Schema.Ref != want {
@@ -362,6 +370,10 @@ func TestSchemasMatchCore(t *testing.T) {
 		{"SearchResponse", core.SearchResponse{}},
 		{"ListResponse", core.ListResponse{}},
 		{"Comparison", core.Comparison{}},
+		{"Alternatives", core.Alternatives{}},
+		{"Alternative", core.Alternative{}},
+		{"CatalogList", core.CatalogList{}},
+		{"CatalogSummary", core.CatalogSummary{}},
 		{"IngestResult", core.IngestResult{}},
 		{"ResourceBatch", core.ResourceBatch{}},
 		{"BatchItem", core.BatchItem{}},
@@ -415,7 +427,9 @@ func TestSchemasMatchCore(t *testing.T) {
 		})
 	}
 
-	// Numbers are doubles everywhere and nothing is nullable.
+	// Numbers are doubles everywhere (a client generator makes a number
+	// without format a float32), and nothing is nullable but the times
+	// core writes as null (pointers without omitempty).
 	var walk func(name string, s *openapi3.SchemaRef, seen map[*openapi3.Schema]bool)
 	walk = func(name string, s *openapi3.SchemaRef, seen map[*openapi3.Schema]bool) {
 		if s == nil || s.Value == nil || seen[s.Value] {
@@ -426,7 +440,7 @@ func TestSchemasMatchCore(t *testing.T) {
 		if v.Type.Is("number") && v.Format != "double" {
 			t.Errorf("%s: number without format double", name)
 		}
-		if v.Nullable {
+		if v.Nullable && !strings.HasSuffix(name, ".last_ingest") && !strings.HasSuffix(name, ".next_ingest") {
 			t.Errorf("%s: nullable is not used in this document", name)
 		}
 		for k, p := range v.Properties {
@@ -605,5 +619,65 @@ func TestOpenAPIJSONIsTheSameDocument(t *testing.T) {
 	}
 	if len(loaded.Paths.Map()) != len(yml.Paths.Map()) || loaded.Info.Version != yml.Info.Version {
 		t.Fatalf("JSON form: %d paths, version %s; YAML: %d, %s", len(loaded.Paths.Map()), loaded.Info.Version, len(yml.Paths.Map()), yml.Info.Version)
+	}
+}
+
+// TestOpenAPIForClientGenerators: what client generators and "Try it out"
+// read beyond the operations: where to send requests, the default security,
+// who to ask and on which terms, one unique operationId per operation, and
+// no pre-filled value that narrows an answer without the user asking.
+func TestOpenAPIForClientGenerators(t *testing.T) {
+	doc := loadDoc(t)
+	if len(doc.Servers) == 0 {
+		t.Error("servers missing: generators and Swagger UI have no base URL")
+	}
+	for _, s := range doc.Servers {
+		if s.URL == "" || s.Description == "" {
+			t.Errorf("server %+v: want a url and a description", s)
+		}
+	}
+	if doc.Security == nil || len(doc.Security) != 0 {
+		t.Errorf("root security = %v, want an explicit empty list (public unless an operation says so)", doc.Security)
+	}
+	if doc.Info.License == nil || doc.Info.License.Name == "" {
+		t.Error("info.license missing")
+	}
+	if doc.Info.Contact == nil || doc.Info.Contact.URL == "" {
+		t.Error("info.contact with a url missing")
+	}
+	if doc.Components.Responses["InternalError"] == nil {
+		t.Error("components.responses.InternalError missing")
+	}
+	ids := map[string]string{}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			where := method + " " + path
+			if op.OperationID == "" {
+				t.Errorf("%s: no operationId", where)
+			} else if other, dup := ids[op.OperationID]; dup {
+				t.Errorf("%s: operationId %q already used by %s", where, op.OperationID, other)
+			}
+			ids[op.OperationID] = where
+			if r := op.Responses.Value("500"); r == nil || r.Ref != "#/components/responses/InternalError" {
+				t.Errorf("%s: no documented 500 (want $ref InternalError)", where)
+			}
+			for _, p := range op.Parameters {
+				// A pre-filled databases (e.g. national) would silently
+				// hide the other catalogs from whoever tries the operation.
+				if p.Value.Name == "databases" && (p.Value.Example != nil || len(p.Value.Examples) > 0 || p.Value.Schema.Value.Default != nil) {
+					t.Errorf("%s: databases has a pre-filled value; absent must mean every catalog", where)
+				}
+			}
+		}
+	}
+	// The wrapper type a generator makes for an operation (oapi-codegen:
+	// <OperationId>Response, <OperationId>Params) must not be a schema's name.
+	for id := range ids {
+		for _, suffix := range []string{"Response", "Params"} {
+			name := strings.ToUpper(id[:1]) + id[1:] + suffix
+			if doc.Components.Schemas[name] != nil {
+				t.Errorf("schema %s collides with the generated wrapper of operation %s", name, id)
+			}
+		}
 	}
 }
