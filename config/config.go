@@ -149,11 +149,16 @@ func size(p func(*Config) *int64) func(*Config, string) error {
 	}
 }
 
+// errWantBool marks a boolean setting's parse error; Load probes each
+// setting with a non-boolean value to find the boolean ones, which become
+// real boolean flags (-boot-ingest, -boot-ingest=false).
+var errWantBool = errors.New("want true or false")
+
 func boolean(p func(*Config) *bool) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return fmt.Errorf("want true or false, got %q", v)
+			return fmt.Errorf("%w, got %q", errWantBool, v)
 		}
 		*p(c) = b
 		return nil
@@ -220,6 +225,21 @@ var settings = []setting{
 	{"mcp-allow-any-host", "SERVICE_MCP_ALLOW_ANY_HOST", "false", "true turns off the DNS-rebinding protection of /mcp (a request arriving over loopback must carry a localhost Host, 403 otherwise); only behind a reverse proxy on the same host that forwards the public Host", boolean(func(c *Config) *bool { return &c.MCPAllowAnyHost })},
 }
 
+// isBool tells a boolean setting: its parser refuses a non-boolean value
+// with errWantBool.
+func (s setting) isBool() bool {
+	var probe Config
+	return errors.Is(s.set(&probe, "not-a-boolean"), errWantBool)
+}
+
+// boolFlag is a boolean flag (-x means -x=true) whose value is checked, with
+// the environment's, after parsing, so an error names where it came from.
+type boolFlag struct{ v string }
+
+func (b *boolFlag) String() string     { return b.v }
+func (b *boolFlag) Set(v string) error { b.v = v; return nil }
+func (b *boolFlag) IsBoolFlag() bool   { return true }
+
 // Load parses args (without the program name) over the environment given by
 // lookup (os.LookupEnv in production). help receives -h output.
 func Load(args []string, lookup func(string) (string, bool), help io.Writer) (Config, error) {
@@ -228,7 +248,14 @@ func Load(args []string, lookup func(string) (string, bool), help io.Writer) (Co
 	fs.SetOutput(io.Discard) // errors are returned as one line; only -h prints usage
 	flagVals := map[string]*string{}
 	for _, s := range settings {
-		flagVals[s.flag] = fs.String(s.flag, "", fmt.Sprintf("%s (env %s, default %q)", s.help, s.env, s.def))
+		usage := fmt.Sprintf("%s (env %s, default %q)", s.help, s.env, s.def)
+		if s.isBool() {
+			v := &boolFlag{}
+			fs.Var(v, s.flag, usage)
+			flagVals[s.flag] = &v.v
+			continue
+		}
+		flagVals[s.flag] = fs.String(s.flag, "", usage)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -30,7 +30,8 @@ const (
 	PathMessage    = "/mcp/message"
 )
 
-// Name and Version identify the server in the MCP handshake.
+// Name and Version identify the server in the MCP handshake; Deps.Version,
+// the binary's build version, replaces Version when set.
 const (
 	Name    = "climatesearch"
 	Version = "0.1.0"
@@ -69,7 +70,10 @@ type Deps struct {
 	// Host). Only for a reverse proxy on the same host that forwards the
 	// public Host header; see docs/MCP.md.
 	AllowAnyHost bool
-	Log          *zap.Logger
+	// Version is the serverInfo version of the handshake (the binary's
+	// build version); Version (the constant) when empty.
+	Version string
+	Log     *zap.Logger
 }
 
 // Server is the MCP server with its two HTTP transports.
@@ -87,7 +91,11 @@ func New(d Deps) *Server {
 	}
 	sl := slog.New(zapslog.NewHandler(d.Log.Core()))
 	s := &Server{d: d}
-	s.mcp = server.NewMCPServer(Name, Version, append([]server.ServerOption{
+	version := d.Version
+	if version == "" {
+		version = Version
+	}
+	s.mcp = server.NewMCPServer(Name, version, append([]server.ServerOption{
 		server.WithTitle("Climate data of construction products (Sweden, Denmark)"),
 		server.WithInstructions(instructions),
 		server.WithToolCapabilities(false),

@@ -35,6 +35,7 @@ import (
 	"github.com/climatesearch/climatesearch/adapters/mcpserver"
 	"github.com/climatesearch/climatesearch/adapters/reranker"
 	"github.com/climatesearch/climatesearch/adapters/webhooksender"
+	"github.com/climatesearch/climatesearch/cmd/climatesearch/buildinfo"
 	"github.com/climatesearch/climatesearch/config"
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/core/compare"
@@ -283,6 +284,7 @@ func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Ser
 		Search: s, Resources: l, Compare: c, Catalogs: st, Ingest: in, Files: files, Webhooks: wh, MaxUpload: cfg.MaxUpload,
 		OpenAPI: web.OpenAPI(), SwaggerUI: web.SwaggerUI(),
 		AdminToken: cfg.AdminToken, Log: log.Named("http"), Generations: gens,
+		Streams: []string{mcpserver.PathStreamable, mcpserver.PathSSE},
 	})
 }
 
@@ -292,6 +294,7 @@ func newMCP(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Ser
 	return mcpserver.New(mcpserver.Deps{
 		Search: s, Resources: l, Compare: c, Catalogs: st,
 		Rerank: cfg.Reranker != "none", AllowAnyHost: cfg.MCPAllowAnyHost, Log: log.Named("mcp"),
+		Version: buildinfo.Get().Version,
 	})
 }
 
