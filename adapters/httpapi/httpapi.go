@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
@@ -42,6 +41,9 @@ type Deps struct {
 	// Generations, when set, lets answers of reads be kept until the next
 	// write becomes visible (answers.go).
 	Generations ports.Generations
+	// Metrics records each request (route template, method, status,
+	// duration); nil records nothing.
+	Metrics ports.Metrics
 }
 
 // API is the gin engine with the routes of the specification.
@@ -49,6 +51,8 @@ type API struct {
 	d       Deps
 	engine  *gin.Engine
 	answers *answers // nil: nothing is kept
+	metrics ports.Metrics
+	handler http.Handler // the engine inside Observe
 }
 
 // New builds the handler.
@@ -57,11 +61,12 @@ func New(d Deps) *API {
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
-	a := &API{d: d, engine: e}
+	a := &API{d: d, engine: e, metrics: ports.MetricsOrNone(d.Metrics)}
+	a.handler = a.Observe(e)
 	if d.Generations != nil {
 		a.answers = newAnswers(d.Generations)
 	}
-	e.Use(a.recovery, a.accessLog)
+	e.Use(a.route, a.recovery)
 	e.NoRoute(func(c *gin.Context) {
 		writeError(c, http.StatusNotFound, "no route "+c.Request.Method+" "+c.Request.URL.Path+"; the API is described at /docs")
 	})
@@ -104,8 +109,9 @@ func New(d Deps) *API {
 // mount their routes on the same server.
 func (a *API) Engine() *gin.Engine { return a.engine }
 
-// ServeHTTP makes the API an http.Handler.
-func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.engine.ServeHTTP(w, r) }
+// ServeHTTP makes the API an http.Handler: the engine inside Observe
+// (request id, access log, metrics).
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.handler.ServeHTTP(w, r) }
 
 // errorBody is the specification's Error object; Catalogs names the
 // candidates of an ambiguous bare id.
@@ -113,10 +119,16 @@ type errorBody struct {
 	Error    string             `json:"error"`
 	Catalogs []core.CatalogID   `json:"catalogs,omitempty"`
 	Problems []core.FileProblem `json:"problems,omitempty"`
+	// RequestID names the request in the logs (5xx answers).
+	RequestID string `json:"request_id,omitempty"`
 }
 
 func writeError(c *gin.Context, status int, msg string) {
-	c.AbortWithStatusJSON(status, errorBody{Error: msg})
+	body := errorBody{Error: msg}
+	if status >= 500 {
+		body.RequestID = requestIDOf(c)
+	}
+	c.AbortWithStatusJSON(status, body)
 }
 
 // RetryLoading is the Retry-After, in seconds, of the answers given while
@@ -157,15 +169,18 @@ func (a *API) fail(c *gin.Context, err error) {
 	}
 	if c.Request.Context().Err() != nil {
 		// The client went away; the failure is theirs, not an outage.
-		a.d.Log.Debug("client gone", zap.String("path", c.Request.URL.Path), zap.Error(err))
+		a.log(c).Debug("client gone", zap.String("path", c.Request.URL.Path), zap.Error(err))
 		c.AbortWithStatus(499)
 		return
 	}
 	if status >= 500 && kind != core.KindLoading {
-		a.d.Log.Error("request failed", zap.String("path", c.Request.URL.Path), zap.Int("status", status), zap.Error(err))
+		a.log(c).Error("request failed", zap.String("path", c.Request.URL.Path), zap.Int("status", status), zap.Error(err))
 		if status == http.StatusInternalServerError {
 			body.Error = "internal error; the incident is logged"
 		}
+	}
+	if status >= 500 {
+		body.RequestID = requestIDOf(c)
 	}
 	c.AbortWithStatusJSON(status, body)
 }
@@ -173,27 +188,11 @@ func (a *API) fail(c *gin.Context, err error) {
 func (a *API) recovery(c *gin.Context) {
 	defer func() {
 		if p := recover(); p != nil {
-			a.d.Log.Error("panic serving request", zap.Any("panic", p), zap.String("path", c.Request.URL.Path), zap.Stack("stack"))
+			a.log(c).Error("panic serving request", zap.Any("panic", p), zap.String("path", c.Request.URL.Path), zap.Stack("stack"))
 			writeError(c, http.StatusInternalServerError, "internal error; the incident is logged")
 		}
 	}()
 	c.Next()
-}
-
-// accessLog logs failures at info and successes at debug, so a loaded
-// server does not spend its time writing logs.
-func (a *API) accessLog(c *gin.Context) {
-	start := time.Now()
-	c.Next()
-	status := c.Writer.Status()
-	lvl := zap.DebugLevel
-	if status >= 400 {
-		lvl = zap.InfoLevel
-	}
-	if ce := a.d.Log.Check(lvl, "http"); ce != nil {
-		ce.Write(zap.String("method", c.Request.Method), zap.String("path", c.Request.URL.Path),
-			zap.Int("status", status), zap.Duration("took", time.Since(start)))
-	}
 }
 
 func (a *API) adminGuard(c *gin.Context) {

@@ -1,0 +1,197 @@
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+
+	"github.com/climatesearch/climatesearch/core"
+)
+
+// RequestIDHeader carries the request id: taken from the request when it
+// is sane, generated otherwise, echoed in every answer.
+const RequestIDHeader = "X-Request-Id"
+
+// maxRequestID bounds a request id taken from a client.
+const maxRequestID = 128
+
+// reqInfo is what the outer wrapper (Observe) and the gin middleware share
+// about one request: the id, the logger naming it, and the route template
+// gin matched ("" when none).
+type reqInfo struct {
+	id    string
+	log   *zap.Logger
+	route string
+}
+
+type reqInfoKey struct{}
+
+func infoOf(ctx context.Context) *reqInfo {
+	ri, _ := ctx.Value(reqInfoKey{}).(*reqInfo)
+	return ri
+}
+
+// saneRequestID accepts 1-128 characters of letters, digits and . _ : -
+// (UUIDs, ULIDs, trace ids, hex): nothing that could forge a log line or a
+// header.
+func saneRequestID(s string) bool {
+	if s == "" || len(s) > maxRequestID {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// LoggerFrom returns the logger of the request ctx belongs to (it names
+// the request id), or fallback outside a request.
+func LoggerFrom(ctx context.Context, fallback *zap.Logger) *zap.Logger {
+	if ri := infoOf(ctx); ri != nil {
+		return ri.log
+	}
+	return fallback
+}
+
+// log is the logger of the request c serves.
+func (a *API) log(c *gin.Context) *zap.Logger { return LoggerFrom(c.Request.Context(), a.d.Log) }
+
+// requestIDOf is the id of the request c serves ("" outside Observe).
+func requestIDOf(c *gin.Context) string {
+	if ri := infoOf(c.Request.Context()); ri != nil {
+		return ri.id
+	}
+	return ""
+}
+
+// Observe wraps the whole handler (the engine, or in the hosted build the
+// guard in front of it): it gives the request its id (X-Request-Id, in the
+// context with a logger naming it, echoed in the answer), writes the
+// access log line at info and records the request's metrics. The access
+// log names the method, route template, path (never the query, which may
+// carry a key), status, bytes, duration, client address and request id;
+// never a header.
+func (a *API) Observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get(RequestIDHeader)
+		if !saneRequestID(id) {
+			id = newRequestID()
+		}
+		w.Header().Set(RequestIDHeader, id)
+		ri := &reqInfo{id: id, log: a.d.Log.With(zap.String("request_id", id))}
+		ctx := core.WithRequestID(context.WithValue(r.Context(), reqInfoKey{}, ri), id)
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			status := sw.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			if r.Context().Err() != nil && !sw.wrote {
+				status = 499 // the client went away before an answer
+			}
+			took := time.Since(start)
+			route := ri.route
+			if route == "" {
+				route = "unmatched"
+			}
+			method := metricMethod(r.Method)
+			a.metrics.ObserveHTTP(route, method, status, took)
+			if ce := a.d.Log.Check(zap.InfoLevel, "http"); ce != nil {
+				ce.Write(zap.String("method", r.Method), zap.String("route", route), zap.String("path", r.URL.Path),
+					zap.Int("status", status), zap.Int64("bytes", sw.bytes), zap.Duration("took", took),
+					zap.String("client", clientAddr(r)), zap.String("request_id", id))
+			}
+		}()
+		next.ServeHTTP(sw, r.WithContext(ctx))
+	})
+}
+
+// route is the gin middleware that tells Observe which route template
+// (FullPath, never the raw path) the request matched.
+func (a *API) route(c *gin.Context) {
+	if ri := infoOf(c.Request.Context()); ri != nil {
+		ri.route = c.FullPath()
+	}
+	c.Next()
+}
+
+// metricMethod keeps the method label a bounded set.
+func metricMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "OTHER"
+}
+
+func clientAddr(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
+// statusWriter records the status and the bytes of an answer; it keeps
+// flushing (SSE, streamable MCP) and hijacking working.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.status, w.wrote = http.StatusOK, true
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) Flush() {
+	if !w.wrote {
+		w.status, w.wrote = http.StatusOK, true
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if h, ok := w.ResponseWriter.(http.Hijacker); ok {
+		return h.Hijack()
+	}
+	return nil, nil, errors.New("hijacking is not supported")
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
