@@ -121,7 +121,7 @@ func TestConnectConfigWorksWithTheInspector(t *testing.T) {
 	}
 
 	tools := inspectorToolsList(t, srv.URL, srv.Type)
-	want := []string{"compare_resources", "get_resource_details", "search_climate_data"}
+	want := []string{"compare_resources", "find_alternatives", "get_resource_details", "list_catalogs", "search_climate_data"}
 	if strings.Join(tools, ",") != strings.Join(want, ",") {
 		t.Errorf("the Inspector lists %v, want %v", tools, want)
 	}
