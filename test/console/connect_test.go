@@ -65,7 +65,7 @@ func inspectorToolsList(t *testing.T, url, transport string) []string {
 // TestConnectConfigWorksWithTheInspector: on /connect, copy the
 // streamable-HTTP configuration (VS Code's .vscode/mcp.json) with its Copy
 // button, read it back from the clipboard, and give its URL to the MCP
-// Inspector CLI: it lists the three tools.
+// Inspector CLI: it lists the five tools.
 func TestConnectConfigWorksWithTheInspector(t *testing.T) {
 	svc := startService(t, nil)
 	b := newBrowser(t, svc)

@@ -12,7 +12,7 @@ import (
 	"github.com/climatesearch/climatesearch/core"
 )
 
-// TestToolsOverEveryTransport: the three tools answer over streamable HTTP
+// TestToolsOverEveryTransport: the five tools answer over streamable HTTP
 // (both protocol eras) and legacy SSE with structured content that matches
 // the declared output schema, the REST body for the same question, and a
 // text rendering that cites the source.
