@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/gin-gonic/gin"
@@ -37,6 +38,16 @@ const (
 type answer struct {
 	contentType string
 	body        []byte
+	// gz is the body gzipped, made once by the first request that takes
+	// gzip (compress.go), then served as it is.
+	gzOnce sync.Once
+	gz     []byte
+}
+
+// gzipped returns the compressed body, compressing it the first time.
+func (a *answer) gzipped() []byte {
+	a.gzOnce.Do(func() { a.gz = gzipBytes(a.body) })
+	return a.gz
 }
 
 // answers is the cache of one generation.
@@ -45,25 +56,25 @@ type answers struct {
 
 	mu    sync.RWMutex
 	gen   uint64
-	kept  map[string]answer
+	kept  map[string]*answer
 	bytes int
 }
 
 func newAnswers(gens ports.Generations) *answers {
-	return &answers{gens: gens, kept: map[string]answer{}}
+	return &answers{gens: gens, kept: map[string]*answer{}}
 }
 
-func (s *answers) get(key string, gen uint64) (answer, bool) {
+func (s *answers) get(key string, gen uint64) (*answer, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.gen != gen {
-		return answer{}, false
+		return nil, false
 	}
 	a, ok := s.kept[key]
 	return a, ok
 }
 
-func (s *answers) put(key string, gen uint64, a answer) {
+func (s *answers) put(key string, gen uint64, a *answer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if gen != s.gen || len(s.kept) >= maxAnswers || s.bytes+len(a.body) > maxAnswerBytes {
@@ -87,17 +98,25 @@ const keepableKey = "httpapi.keepable"
 type capture struct {
 	gin.ResponseWriter
 	buf bytes.Buffer
+	max int // 0: maxAnswer
+}
+
+func (w *capture) limit() int {
+	if w.max > 0 {
+		return w.max
+	}
+	return maxAnswer
 }
 
 func (w *capture) Write(b []byte) (int, error) {
-	if w.buf.Len()+len(b) <= maxAnswer {
+	if w.buf.Len()+len(b) <= w.limit() {
 		w.buf.Write(b)
 	}
 	return w.ResponseWriter.Write(b)
 }
 
 func (w *capture) WriteString(s string) (int, error) {
-	if w.buf.Len()+len(s) <= maxAnswer {
+	if w.buf.Len()+len(s) <= w.limit() {
 		w.buf.WriteString(s)
 	}
 	return w.ResponseWriter.WriteString(s)
@@ -114,7 +133,15 @@ func (a *API) kept(c *gin.Context) {
 	gen := a.answers.gens.Generation()
 	key := c.Request.URL.Path + "?" + c.Request.URL.RawQuery
 	if ans, ok := a.answers.get(key, gen); ok {
-		c.Data(http.StatusOK, ans.contentType, ans.body)
+		keepable(c) // for the validators (cache.go)
+		body := ans.body
+		if c.GetBool(gzipOK) && len(body) >= gzipMin && compressible(ans.contentType) {
+			body = ans.gzipped()
+			c.Header("Content-Encoding", "gzip")
+			c.Writer.Header().Add("Vary", "Accept-Encoding")
+		}
+		c.Header("Content-Length", strconv.Itoa(len(body)))
+		c.Data(http.StatusOK, ans.contentType, body)
 		c.Abort()
 		return
 	}
@@ -124,6 +151,6 @@ func (a *API) kept(c *gin.Context) {
 	c.Writer = w.ResponseWriter
 	if c.GetBool(keepableKey) && w.Status() == http.StatusOK && w.buf.Len() == w.Size() &&
 		a.answers.gens.Generation() == gen {
-		a.answers.put(key, gen, answer{contentType: w.Header().Get("Content-Type"), body: bytes.Clone(w.buf.Bytes())})
+		a.answers.put(key, gen, &answer{contentType: w.Header().Get("Content-Type"), body: bytes.Clone(w.buf.Bytes())})
 	}
 }

@@ -53,6 +53,7 @@ type API struct {
 	answers *answers // nil: nothing is kept
 	metrics ports.Metrics
 	handler http.Handler // the engine inside Observe
+	x       extras       // HEAD, compression, validators (head.go, compress.go, cache.go)
 }
 
 // New builds the handler.
@@ -66,7 +67,7 @@ func New(d Deps) *API {
 	if d.Generations != nil {
 		a.answers = newAnswers(d.Generations)
 	}
-	e.Use(a.route, a.recovery)
+	e.Use(a.route, a.head, a.compress, a.recovery)
 	e.NoRoute(func(c *gin.Context) {
 		writeError(c, http.StatusNotFound, "no route "+c.Request.Method+" "+c.Request.URL.Path+"; the API is described at /docs")
 	})
@@ -76,11 +77,11 @@ func New(d Deps) *API {
 
 	e.GET("/healthz", a.health)
 	e.GET("/readyz", a.ready)
-	e.GET("/openapi.yaml", a.openapi)
-	e.GET("/docs", a.docs)
-	e.GET("/docs/*file", a.docs)
+	e.GET("/openapi.yaml", a.static, a.openapi)
+	e.GET("/docs", a.static, a.docs)
+	e.GET("/docs/*file", a.static, a.docs)
 
-	api := e.Group("/api")
+	api := e.Group("/api", a.validate)
 	api.GET("/search", a.kept, a.search)
 	api.GET("/resources", a.kept, a.list)
 	api.GET("/resources/compare", a.kept, a.compare)

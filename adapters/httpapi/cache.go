@@ -1,0 +1,268 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+// extras holds the state of the HTTP conventions this file, compress.go,
+// head.go and cors.go add: validators, compressed documents, streams.
+type extras struct {
+	mu     sync.RWMutex
+	noHead map[string]struct{}
+
+	stamp   ports.DataStamp // nil: /api answers carry no validators
+	private bool            // Cache-Control private (the hosted build's paid reads)
+	seed    string          // the build and the settings answers depend on
+	built   time.Time       // lower bound of Last-Modified
+
+	static sync.Map // path -> *staticAnswer
+}
+
+// Validators turns on ETag, Last-Modified and 304 for the /api reads.
+// seed names what else the answers depend on (the build, settings that
+// change them); private makes the answers private to the client (the
+// hosted build: they are paid for, a shared cache must not hand them on).
+func (a *API) Validators(stamp ports.DataStamp, seed string, private bool) {
+	a.x.stamp, a.x.seed, a.x.private = stamp, BuildID()+"\x00"+seed, private
+	a.x.built = buildTime()
+}
+
+// BuildID names the running build: module version and VCS revision when
+// the binary carries them, else a hash of the executable's build settings.
+func BuildID() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	id := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" || s.Key == "vcs.modified" {
+			id += "/" + s.Value
+		}
+	}
+	return id
+}
+
+// buildTime is the commit time of the build when it is known; answers are
+// not older than the code that wrote them.
+func buildTime() time.Time {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.time" {
+				if t, err := time.Parse(time.RFC3339, s.Value); err == nil {
+					return t
+				}
+			}
+		}
+	}
+	return time.Time{}
+}
+
+// cacheControl is what every /api read says: stored answers may be reused
+// once revalidated (a 304 costs no body, and an ingest can come at any
+// time, so no freshness lifetime is promised).
+func (a *API) cacheControl() string {
+	if a.x.private {
+		return "private, no-cache"
+	}
+	return "public, no-cache"
+}
+
+// tagged tells whether the answer of a read depends only on the stored
+// data and the full-text index (the answers kept in answers.go): those get
+// validators. Vector and reranked searches change in the background after
+// a write (embedding, a remote reranker), /api/catalogs reports the vector
+// coverage and the schedule, and /origin is a redirect: none is tagged.
+func tagged(c *gin.Context) bool {
+	switch c.FullPath() {
+	case "/api/catalogs", "/api/resources/:id/origin", "":
+		return false
+	case "/api/search":
+		for _, p := range []string{"vector", "rerank"} {
+			if b, err := strconv.ParseBool(c.Query(p)); err == nil && b {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// validate is the middleware of the /api reads: ETag (weak: the gzipped
+// and the plain answer carry the same one) from the data stamp, the build
+// and the request's path and query; 304 for a matching If-None-Match (or,
+// without one, an If-Modified-Since not older than the last write).
+// In the hosted build the guard runs before the engine, so a 304 is only
+// given to a call the guard admitted (and charged).
+func (a *API) validate(c *gin.Context) {
+	if c.Request.Method != http.MethodGet {
+		return
+	}
+	c.Header("Cache-Control", a.cacheControl())
+	if a.x.stamp == nil || !tagged(c) {
+		return
+	}
+	gen := a.x.stamp.Generation()
+	token, mod, err := a.x.stamp.Stamp(c)
+	if err != nil {
+		return // no validators; the handler reports the store's trouble
+	}
+	h := sha256.New()
+	h.Write([]byte(a.x.seed + "\x00" + token + "\x00" + c.Request.URL.Path + "?" + c.Request.URL.RawQuery))
+	etag := `W/"` + hex.EncodeToString(h.Sum(nil)[:12]) + `"`
+	if mod.Before(a.x.built) {
+		mod = a.x.built
+	}
+	if inm := c.GetHeader("If-None-Match"); inm != "" {
+		if etagMatch(inm, etag) {
+			a.notModified(c, etag, mod)
+			return
+		}
+	} else if ims, err := http.ParseTime(c.GetHeader("If-Modified-Since")); err == nil && !mod.IsZero() && !mod.Truncate(time.Second).After(ims) {
+		a.notModified(c, etag, mod)
+		return
+	}
+	hd := c.Writer.Header()
+	hd.Set("ETag", etag)
+	if !mod.IsZero() {
+		hd.Set("Last-Modified", mod.UTC().Format(http.TimeFormat))
+	}
+	c.Writer = &tagWriter{ResponseWriter: c.Writer, c: c, a: a, gen: gen}
+	c.Next()
+}
+
+func (a *API) notModified(c *gin.Context, etag string, mod time.Time) {
+	hd := c.Writer.Header()
+	hd.Set("ETag", etag)
+	if !mod.IsZero() {
+		hd.Set("Last-Modified", mod.UTC().Format(http.TimeFormat))
+	}
+	hd.Add("Vary", "Accept-Encoding")
+	c.AbortWithStatus(http.StatusNotModified)
+}
+
+// etagMatch is the weak comparison of If-None-Match (RFC 9110 §13.1.2).
+func etagMatch(header, etag string) bool {
+	want := strings.TrimPrefix(etag, "W/")
+	for t := range strings.SplitSeq(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == want {
+			return true
+		}
+	}
+	return false
+}
+
+// tagWriter takes the validators back from an answer they do not describe:
+// a failure, an answer the handler did not mark as depending on the store
+// and the text index only (vector search), or one computed while a write
+// became visible (it may show the newer data under the older tag).
+type tagWriter struct {
+	gin.ResponseWriter
+	c       *gin.Context
+	a       *API
+	gen     uint64
+	checked bool
+}
+
+func (w *tagWriter) check() {
+	if w.checked {
+		return
+	}
+	w.checked = true
+	if w.Status() != http.StatusOK || !w.c.GetBool(keepableKey) || w.a.x.stamp.Generation() != w.gen {
+		w.Header().Del("ETag")
+		w.Header().Del("Last-Modified")
+	}
+}
+
+func (w *tagWriter) WriteHeaderNow() { w.check(); w.ResponseWriter.WriteHeaderNow() }
+
+func (w *tagWriter) Write(b []byte) (int, error) {
+	w.check()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *tagWriter) WriteString(s string) (int, error) {
+	w.check()
+	return w.ResponseWriter.WriteString(s)
+}
+
+// staticAnswer is a document that never changes while the process runs
+// (/openapi.yaml, the Swagger UI under /docs): its ETag is a hash of the
+// body, computed once, and its gzipped form is made once.
+type staticAnswer struct {
+	header http.Header
+	body   []byte
+	etag   string
+	gzOnce sync.Once
+	gz     []byte
+}
+
+// maxStatic bounds what is kept of a document (the Swagger UI bundle is
+// 1.7 MB).
+const maxStatic = 8 << 20
+
+// static serves an embedded document from what its handler answered the
+// first time: with an ETag, 304 for If-None-Match, and gzipped once.
+func (a *API) static(c *gin.Context) {
+	if c.Request.Method != http.MethodGet {
+		return
+	}
+	key := c.Request.URL.Path
+	v, ok := a.x.static.Load(key)
+	if !ok {
+		w := &capture{ResponseWriter: c.Writer, max: maxStatic}
+		c.Writer = w
+		c.Next()
+		c.Writer = w.ResponseWriter
+		if w.Status() != http.StatusOK || w.buf.Len() != w.Size() || c.Request.URL.RawQuery != "" {
+			return
+		}
+		sum := sha256.Sum256(w.buf.Bytes())
+		s := &staticAnswer{header: w.Header().Clone(), body: bytes.Clone(w.buf.Bytes()),
+			etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+		s.header.Del("Content-Encoding")
+		s.header.Del("Content-Length")
+		s.header.Del("Vary")
+		a.x.static.Store(key, s)
+		return
+	}
+	s := v.(*staticAnswer)
+	hd := c.Writer.Header()
+	for k, vs := range s.header {
+		hd[k] = vs
+	}
+	if hd.Get("Cache-Control") == "" {
+		hd.Set("Cache-Control", "public, no-cache")
+	}
+	hd.Set("ETag", s.etag)
+	if etagMatch(c.GetHeader("If-None-Match"), s.etag) {
+		hd.Add("Vary", "Accept-Encoding")
+		c.AbortWithStatus(http.StatusNotModified)
+		return
+	}
+	body := s.body
+	if c.GetBool(gzipOK) && len(body) >= gzipMin && compressible(hd.Get("Content-Type")) {
+		s.gzOnce.Do(func() { s.gz = gzipBytes(s.body) })
+		body = s.gz
+		hd.Set("Content-Encoding", "gzip")
+		hd.Set("ETag", "W/"+s.etag)
+		hd.Add("Vary", "Accept-Encoding")
+	}
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	c.Status(http.StatusOK)
+	_, _ = c.Writer.Write(body)
+	c.Abort()
+}
