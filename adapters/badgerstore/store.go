@@ -137,6 +137,9 @@ func Open(dir string, log *zap.Logger) (*Store, error) {
 		WithNumCompactors(2)
 	db, err := badger.Open(opts)
 	if err != nil {
+		if le := lockedError(dir, err); le != nil {
+			return nil, le
+		}
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
 	s := &Store{db: db, log: log, stopGC: make(chan struct{}), gcDone: make(chan struct{}),

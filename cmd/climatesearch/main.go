@@ -1,6 +1,8 @@
 // Command climatesearch serves Sweden's national climate-declaration
 // database and the Danish building-regulation generic data: search, lookup,
-// comparison and ingestion over REST. See README.md.
+// comparison and ingestion over REST and MCP. Without a subcommand it
+// serves; its subcommands (cli.go: version, healthcheck, export, ingest,
+// backup, restore, mcp --stdio, eval) do the data work. See README.md.
 package main
 
 import (
@@ -20,11 +22,12 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "eval" {
-		os.Exit(runEval(os.Args[2:], os.Stdout, os.Stderr))
+	if code, ok := runCommand(os.Args[1:], os.Stdout, os.Stderr); ok {
+		os.Exit(code)
 	}
 	cfg, err := config.Load(os.Args[1:], os.LookupEnv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
+		printCommands(os.Stderr)
 		return
 	}
 	if err == nil {

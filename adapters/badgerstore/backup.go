@@ -1,0 +1,71 @@
+package badgerstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+
+	"go.uber.org/zap"
+)
+
+// ErrLocked: another process (a running server) holds the store's
+// directory; badger admits one process at a time.
+var ErrLocked = errors.New("the data directory is in use by another process")
+
+// lockedError turns badger's directory-lock failure into ErrLocked.
+func lockedError(dir string, err error) error {
+	if errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "Cannot acquire directory lock") {
+		return fmt.Errorf("%w (%s)", ErrLocked, dir)
+	}
+	return nil
+}
+
+// Backup writes a consistent snapshot of the whole store to w (badger's
+// backup format: every live key at one read timestamp), while the store
+// keeps serving reads and writes. Load it with Restore.
+func (s *Store) Backup(ctx context.Context, w io.Writer) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	_, err := s.db.Backup(ctxWriter{ctx, w}, 0)
+	return err
+}
+
+// ctxWriter stops a backup when its caller goes away.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
+}
+
+// Restore loads a backup written by Backup into dir, which must be empty or
+// absent (a restore never merges into existing data).
+func Restore(dir string, r io.Reader, log *zap.Logger) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%s is not empty: restore only into an empty data directory", dir)
+	}
+	s, err := Open(dir, log)
+	if err != nil {
+		return err
+	}
+	if err := s.db.Load(r, 256); err != nil {
+		_ = s.Close()
+		return fmt.Errorf("loading the backup: %w", err)
+	}
+	return s.Close()
+}
