@@ -273,7 +273,7 @@ func TestMppxValidateTheHostedBinary(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 		t.Fatalf("mppx validate: %v (%v)\n%s\n%s", err, runErr, stdout.String(), stderr.String())
 	}
-	if runErr != nil || res.Summary.Failed != 0 || res.Summary.Warnings != 0 || !res.Discovery.Found || !res.Discovery.Valid || len(res.Endpoints) != 5 {
+	if runErr != nil || res.Summary.Failed != 0 || res.Summary.Warnings != 0 || !res.Discovery.Found || !res.Discovery.Valid || len(res.Endpoints) != 7 {
 		t.Fatalf("mppx validate (%v): %s", runErr, stdout.String())
 	}
 	for _, e := range res.Endpoints {
