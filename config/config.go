@@ -59,6 +59,12 @@ type Config struct {
 
 	// MCPAllowAnyHost turns off the DNS-rebinding protection of /mcp.
 	MCPAllowAnyHost bool
+	// CORSOrigins may read the public API from a browser (empty: no CORS).
+	CORSOrigins []string
+
+	// MetricsAddr, when set, serves /metrics there instead of on Addr;
+	// PprofAddr, when set, serves net/http/pprof (config/observability.go).
+	MetricsAddr, PprofAddr string
 
 	WebhookURLs         []string
 	WebhookSecret       string
@@ -167,6 +173,8 @@ func boolean(p func(*Config) *bool) func(*Config, string) error {
 
 var settings = []setting{
 	{"addr", "SERVICE_ADDR", "127.0.0.1:8080", "HTTP listen address (host:port)", str(func(c *Config) *string { return &c.Addr })},
+	{"metrics-addr", "SERVICE_METRICS_ADDR", "", "serve /metrics on this separate host:port instead of the main listener (none: on the main listener)", str(func(c *Config) *string { return &c.MetricsAddr })},
+	{"pprof-addr", "SERVICE_PPROF_ADDR", "", "serve net/http/pprof on this host:port (a bare :port binds 127.0.0.1); none: off", str(func(c *Config) *string { return &c.PprofAddr })},
 	{"data-dir", "SERVICE_DATA_DIR", "./data", "directory of the badger store", str(func(c *Config) *string { return &c.DataDir })},
 	{"upstream-url", "SERVICE_UPSTREAM_URL", DefaultUpstreamURL, "base URL of the publisher's JSON API", str(func(c *Config) *string { return &c.UpstreamURL })},
 	{"upstream-version", "SERVICE_UPSTREAM_VERSION", "latest", "release asked of the JSON API (latest or e.g. 02.07.000)", str(func(c *Config) *string { return &c.UpstreamVer })},
@@ -222,6 +230,22 @@ var settings = []setting{
 	{"unkey-root-key", "SERVICE_UNKEY_ROOT_KEY", "", "hosted: Unkey root key (verifies customer keys with keys.verifyKey)", str(func(c *Config) *string { return &c.UnkeyRootKey })},
 	{"api-keys-file", "SERVICE_API_KEYS_FILE", "", "hosted: file of customer keys, one `name sha256:<hex>` per line, re-read when it changes (instead of Unkey)", str(func(c *Config) *string { return &c.APIKeysFile })},
 	{"admin-unlocks-api", "SERVICE_ADMIN_UNLOCKS_API", "false", "hosted: true lets X-Admin-Token also call /api and MCP without a key or payment", boolean(func(c *Config) *bool { return &c.AdminUnlocksAPI })},
+	{"cors-origins", "SERVICE_CORS_ORIGINS", "", "comma-separated origins (https://app.example.com) whose browser front ends may read /api/*, /openapi.yaml, /healthz and /readyz (CORS; * for any); empty sends no CORS headers; /admin, the console, /docs and MCP are never opened", func(c *Config, v string) error {
+		c.CORSOrigins = nil
+		for _, o := range strings.Split(v, ",") {
+			if o = strings.TrimSpace(o); o == "" {
+				continue
+			}
+			if o != "*" {
+				u, err := url.Parse(o)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+					return fmt.Errorf("%q is not an origin: want scheme://host[:port] (e.g. https://app.example.com) or *", o)
+				}
+			}
+			c.CORSOrigins = append(c.CORSOrigins, o)
+		}
+		return nil
+	}},
 	{"mcp-allow-any-host", "SERVICE_MCP_ALLOW_ANY_HOST", "false", "true turns off the DNS-rebinding protection of /mcp (a request arriving over loopback must carry a localhost Host, 403 otherwise); only behind a reverse proxy on the same host that forwards the public Host", boolean(func(c *Config) *bool { return &c.MCPAllowAnyHost })},
 }
 
@@ -293,6 +317,9 @@ func Load(args []string, lookup func(string) (string, bool), help io.Writer) (Co
 }
 
 func (c Config) validate() error {
+	if err := c.validateObservability(); err != nil {
+		return err
+	}
 	host, port, err := net.SplitHostPort(c.Addr)
 	if err != nil {
 		return fmt.Errorf("invalid %s %q: want host:port such as 127.0.0.1:8080", c.name("SERVICE_ADDR"), c.Addr)

@@ -223,21 +223,27 @@ func (a *API) static(c *gin.Context) {
 	key := c.Request.URL.Path
 	v, ok := a.x.static.Load(key)
 	if !ok {
-		w := &capture{ResponseWriter: c.Writer, max: maxStatic}
-		c.Writer = w
+		if c.Request.URL.RawQuery != "" {
+			return // not kept: the handler answers
+		}
+		// The first request runs the handler into a buffer; a success is
+		// kept and served below, anything else is sent as it came.
+		h := &holdWriter{ResponseWriter: c.Writer, header: http.Header{}, status: http.StatusOK}
+		c.Writer = h
 		c.Next()
-		c.Writer = w.ResponseWriter
-		if w.Status() != http.StatusOK || w.buf.Len() != w.Size() || c.Request.URL.RawQuery != "" {
+		c.Writer = h.ResponseWriter
+		if h.status != http.StatusOK || h.buf.Len() > maxStatic {
+			for k, vs := range h.header {
+				c.Writer.Header()[k] = vs
+			}
+			c.Writer.WriteHeader(h.status)
+			_, _ = c.Writer.Write(h.buf.Bytes())
 			return
 		}
-		sum := sha256.Sum256(w.buf.Bytes())
-		s := &staticAnswer{header: w.Header().Clone(), body: bytes.Clone(w.buf.Bytes()),
-			etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
-		s.header.Del("Content-Encoding")
+		sum := sha256.Sum256(h.buf.Bytes())
+		s := &staticAnswer{header: h.header, body: bytes.Clone(h.buf.Bytes()), etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
 		s.header.Del("Content-Length")
-		s.header.Del("Vary")
-		a.x.static.Store(key, s)
-		return
+		v, _ = a.x.static.LoadOrStore(key, s)
 	}
 	s := v.(*staticAnswer)
 	hd := c.Writer.Header()
@@ -266,3 +272,21 @@ func (a *API) static(c *gin.Context) {
 	_, _ = c.Writer.Write(body)
 	c.Abort()
 }
+
+// holdWriter keeps a handler's whole answer instead of sending it.
+type holdWriter struct {
+	gin.ResponseWriter
+	header http.Header
+	status int
+	buf    bytes.Buffer
+}
+
+func (h *holdWriter) Header() http.Header               { return h.header }
+func (h *holdWriter) WriteHeader(code int)              { h.status = code }
+func (h *holdWriter) WriteHeaderNow()                   {}
+func (h *holdWriter) Write(b []byte) (int, error)       { return h.buf.Write(b) }
+func (h *holdWriter) WriteString(s string) (int, error) { return h.buf.WriteString(s) }
+func (h *holdWriter) Status() int                       { return h.status }
+func (h *holdWriter) Size() int                         { return h.buf.Len() }
+func (h *holdWriter) Written() bool                     { return h.buf.Len() > 0 }
+func (h *holdWriter) Flush()                            {}

@@ -182,7 +182,7 @@ func TestPaymentRefusalsOnTheWire(t *testing.T) {
 		}
 	}
 	// The untouched challenge still pays once: the refusals spent nothing.
-	if a := do(t, "GET", url, "", "Authorization", cred(params, ok)); a.Status != 200 || a.Header.Get("Payment-Receipt") == "" || a.Header.Get("Cache-Control") != "private" {
+	if a := do(t, "GET", url, "", "Authorization", cred(params, ok)); a.Status != 200 || a.Header.Get("Payment-Receipt") == "" || !strings.HasPrefix(a.Header.Get("Cache-Control"), "private") {
 		t.Fatalf("paying after the refusals: %d %v %s", a.Status, a.Header, a.Body)
 	}
 	// ... and only once.
