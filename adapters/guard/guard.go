@@ -101,7 +101,7 @@ func classify(r *http.Request) area {
 		return mcpFree
 	case p == "/mcp/sse" || strings.HasPrefix(p, "/mcp/"):
 		return mcpFree
-	case p == "/admin" || strings.HasPrefix(p, "/admin/"):
+	case p == "/admin" || strings.HasPrefix(p, "/admin/") || p == "/metrics":
 		return admin
 	case p == "/signin" || p == "/signout" || strings.HasPrefix(p, "/console/static/"):
 		return consoleOpen

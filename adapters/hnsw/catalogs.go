@@ -144,3 +144,14 @@ func (c *CatalogIndex) Search(_ context.Context, vec []float32, catalogs []core.
 	}
 	return out, nil
 }
+
+// Lens counts the vectors of each catalog (the metrics read it).
+func (c *CatalogIndex) Lens() map[core.CatalogID]int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[core.CatalogID]int, len(c.per))
+	for cat, ix := range c.per {
+		out[cat] = ix.Len()
+	}
+	return out
+}

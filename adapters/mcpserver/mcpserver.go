@@ -73,6 +73,8 @@ type Deps struct {
 	// Version is the serverInfo version of the handshake (the binary's
 	// build version); Version (the constant) when empty.
 	Version string
+	// Metrics records each tool call by tool and outcome; nil records nothing.
+	Metrics ports.Metrics
 	Log     *zap.Logger
 }
 
@@ -100,6 +102,7 @@ func New(d Deps) *Server {
 		server.WithInstructions(instructions),
 		server.WithToolCapabilities(false),
 		server.WithLogging(),
+		server.WithToolHandlerMiddleware(s.observeTool), // outside recovery: a panic counts as failed
 		server.WithRecovery(),
 		server.WithLogger(slog.New(accessLevels{sl.Handler()})),
 	}, s.resourceOptions()...)...)

@@ -95,7 +95,11 @@ func (f *Files) preview(id, filename string, t core.FileTable, stashedAt time.Ti
 // IngestFile maps a file (uploaded now or stashed by a preview) and applies
 // it whole, or reports what it would do (DryRun). A file with any problem is
 // refused whole and changes nothing.
-func (f *Files) IngestFile(ctx context.Context, req core.FileRequest) (core.IngestResult, error) {
+func (f *Files) IngestFile(ctx context.Context, req core.FileRequest) (res core.IngestResult, err error) {
+	if !req.DryRun {
+		start := time.Now()
+		defer func() { f.ingest.observe(req.Catalog, string(core.OriginFile), err, start) }()
+	}
 	if len(req.Data) == 0 && req.PreviewID == "" {
 		return core.IngestResult{}, core.Invalidf("send a file (multipart field file) or the preview_id of a preview")
 	}

@@ -32,6 +32,17 @@ type Config struct {
 	BootIngest bool
 	// BootTimeout bounds the whole boot ingest (all sources together).
 	BootTimeout time.Duration
+	// Metrics records each ingest (catalog, origin, outcome, duration);
+	// nil records nothing.
+	Metrics ports.Metrics
+	// BootState, when set, is told when the boot ingest of every catalog
+	// has finished or failed (readiness waits for it).
+	BootState BootState
+}
+
+// BootState hears how the boot ingest goes (core.Visibility does).
+type BootState interface {
+	BootIngestDone(failed error)
 }
 
 // Sources are the places each catalog's data comes from.
@@ -71,6 +82,7 @@ var _ ports.Ingester = (*Service)(nil)
 
 // New returns an ingest service.
 func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, vis *core.Visibility, vectors *embedding.Syncer, events ports.EventPublisher, sources Sources, log *slog.Logger) *Service {
+	cfg.Metrics = ports.MetricsOrNone(cfg.Metrics)
 	s := &Service{
 		cfg: cfg, store: store, index: index, vis: vis, vectors: vectors, events: events, sources: sources, log: log,
 		now:     time.Now,
@@ -138,6 +150,35 @@ func (s *Service) rebuild(ctx context.Context, c core.CatalogID) (int, error) {
 // order. When all fail, an empty catalog gets the demo snapshot; a catalog
 // that holds data keeps it untouched.
 func (s *Service) RunUpstream(ctx context.Context, catalog core.CatalogID) (core.IngestResult, error) {
+	start := time.Now()
+	res, err := s.runUpstream(ctx, catalog)
+	origin := string(res.Origin)
+	if origin == "" {
+		origin = "upstream" // no source answered
+	}
+	s.observe(catalog, origin, err, start)
+	return res, err
+}
+
+// observe records one ingest in the metrics.
+func (s *Service) observe(catalog core.CatalogID, origin string, err error, start time.Time) {
+	outcome := ports.OutcomeOK
+	switch kind := core.KindOf(err); {
+	case err == nil:
+	case kind == core.KindInvalid, kind == core.KindBusy, kind == core.KindConflict, kind == core.KindLoading,
+		kind == core.KindTooLarge, kind == core.KindNotFound, kind == core.KindUnauthorized:
+		outcome = ports.OutcomeRefused
+	default:
+		outcome = ports.OutcomeFailed
+	}
+	label := "unknown" // a refused batch may name anything; labels stay a bounded set
+	if c, err := core.ParseCatalog(string(catalog)); err == nil {
+		label = string(c)
+	}
+	s.cfg.Metrics.ObserveIngest(label, origin, outcome, time.Since(start))
+}
+
+func (s *Service) runUpstream(ctx context.Context, catalog core.CatalogID) (core.IngestResult, error) {
 	srcs := s.sources.Upstream[catalog]
 	if len(srcs) == 0 {
 		return core.IngestResult{}, core.Invalidf("catalog %s has no upstream source; load it with POST /admin/resources", catalog)
@@ -164,7 +205,7 @@ func (s *Service) RunUpstream(ctx context.Context, catalog core.CatalogID) (core
 				msg = src.Name() + ": " + msg
 			}
 			failures = append(failures, msg)
-			s.log.Warn("upstream source failed", "catalog", catalog, "source", src.Name(), "error", err)
+			s.log.WarnContext(ctx, "upstream source failed", "catalog", catalog, "source", src.Name(), "error", err)
 			continue
 		}
 		rel.Catalog = catalog
@@ -189,7 +230,7 @@ func (s *Service) RunUpstream(ctx context.Context, catalog core.CatalogID) (core
 		}
 		if loaded {
 			res.Errors = failures
-			s.log.Warn("publisher unreachable on an empty store; loaded the demo snapshot", "catalog", catalog, "resources", res.Upserted)
+			s.log.WarnContext(ctx, "publisher unreachable on an empty store; loaded the demo snapshot", "catalog", catalog, "resources", res.Upserted)
 			return res, nil
 		}
 	}
@@ -236,7 +277,9 @@ func (s *Service) loadFixture(ctx context.Context, catalog core.CatalogID, fix p
 
 // ApplyBatch validates a ResourceBatch and upserts it. Invalid input is
 // refused whole; nothing is stored.
-func (s *Service) ApplyBatch(ctx context.Context, b core.ResourceBatch) (core.IngestResult, error) {
+func (s *Service) ApplyBatch(ctx context.Context, b core.ResourceBatch) (res core.IngestResult, err error) {
+	start := time.Now()
+	defer func() { s.observe(core.CatalogID(b.Catalog), string(core.OriginFile), err, start) }()
 	rel, err := ReleaseFromBatch(b)
 	if err != nil {
 		return core.IngestResult{}, err
@@ -245,7 +288,9 @@ func (s *Service) ApplyBatch(ctx context.Context, b core.ResourceBatch) (core.In
 }
 
 // Apply upserts a release from any origin (files use it too).
-func (s *Service) Apply(ctx context.Context, rel core.Release) (core.IngestResult, error) {
+func (s *Service) Apply(ctx context.Context, rel core.Release) (res core.IngestResult, err error) {
+	start := time.Now()
+	defer func() { s.observe(rel.Catalog, string(rel.Origin), err, start) }()
 	return s.apply(ctx, rel, s.now())
 }
 
@@ -385,7 +430,7 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 			return core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
 		}
 		if err := change.Commit(); err != nil {
-			s.log.Error("index commit failed; the next start rebuilds the index", "catalog", cat, "error", err)
+			s.log.ErrorContext(ctx, "index commit failed; the next start rebuilds the index", "catalog", cat, "error", err)
 		}
 		return nil
 	})
@@ -395,7 +440,7 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	// Vectors for new and changed resources only (vectors.go).
 	s.updateVectors(ctx, cat, toIndex, toRemove)
 	res.FinishedAt = s.now().UTC() // the answer's time includes the write and the index update
-	s.log.Info("ingest applied", "catalog", cat, "origin", res.Origin, "version", res.Version,
+	s.log.InfoContext(ctx, "ingest applied", "catalog", cat, "origin", res.Origin, "version", res.Version,
 		"seen", res.Seen, "upserted", res.Upserted, "unchanged", res.Unchanged, "rejected", res.Rejected, "withdrawn", res.Withdrawn)
 	for _, ev := range events {
 		s.publish(ctx, ev) // already stored: this schedules the delivery
@@ -462,7 +507,7 @@ func (s *Service) originOf(r *core.Resource) string {
 // own write too, so the error is logged rather than returned.
 func (s *Service) publish(ctx context.Context, ev core.Event) {
 	if err := s.events.Publish(context.WithoutCancel(ctx), ev); err != nil {
-		s.log.Error("publishing event failed", "type", ev.Type, "catalog", ev.Catalog, "error", err)
+		s.log.ErrorContext(ctx, "publishing event failed", "type", ev.Type, "catalog", ev.Catalog, "error", err)
 	}
 }
 
@@ -479,7 +524,7 @@ func (s *Service) storedVersion(ctx context.Context, catalog core.CatalogID) str
 func (s *Service) recordError(ctx context.Context, catalog core.CatalogID, msg string) {
 	err := s.updateMeta(ctx, catalog, func(m *core.CatalogMeta) { m.LastError = msg })
 	if err != nil {
-		s.log.Error("recording ingest error failed", "catalog", catalog, "error", err)
+		s.log.ErrorContext(ctx, "recording ingest error failed", "catalog", catalog, "error", err)
 	}
 }
 

@@ -38,7 +38,7 @@ func (s *Service) updateVectors(ctx context.Context, cat core.CatalogID, upsert 
 	if !s.vq.running && len(upsert) <= syncEmbedLimit {
 		s.vq.mu.Unlock()
 		if _, err := s.vectors.Update(ctx, upsert, remove); err != nil {
-			s.log.Error("embedding failed; affected resources are found by full-text only until the next boot", "catalog", cat, "error", err)
+			s.log.ErrorContext(ctx, "embedding failed; affected resources are found by full-text only until the next boot", "catalog", cat, "error", err)
 		}
 		return
 	}

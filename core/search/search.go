@@ -43,6 +43,9 @@ type Config struct {
 	// list counts as a match when its similarity (cosine) reaches it; 0
 	// keeps every vector hit. docs/SEARCH.md tells how it was chosen.
 	VectorFloor float64
+	// Metrics records each answered search (mode, results, duration); nil
+	// records nothing.
+	Metrics ports.Metrics
 }
 
 // Service implements ports.Searcher.
@@ -62,6 +65,7 @@ func New(cfg Config, store ports.ResourceStore, text ports.TextIndex, vis *core.
 	if cfg.VectorWeight <= 0 {
 		cfg.VectorWeight = 1
 	}
+	cfg.Metrics = ports.MetricsOrNone(cfg.Metrics)
 	return &Service{cfg: cfg, store: store, text: text, vis: vis, vectors: vectors, reranker: reranker}
 }
 
@@ -87,6 +91,26 @@ type candidate struct {
 // optionally sorted by an impact value.
 func (s *Service) Search(ctx context.Context, req core.SearchRequest) (core.SearchResponse, error) {
 	start := time.Now()
+	resp, err := s.search(ctx, req, start)
+	if err == nil {
+		s.cfg.Metrics.ObserveSearch(s.mode(req), len(resp.Results), time.Since(start))
+	}
+	return resp, err
+}
+
+// mode names the kind of search for the metrics: reranked when a reranker
+// was asked for and configured, hybrid with vectors, fulltext otherwise.
+func (s *Service) mode(req core.SearchRequest) string {
+	switch {
+	case req.Rerank && s.reranker != nil:
+		return ports.SearchReranked
+	case req.Vector:
+		return ports.SearchHybrid
+	}
+	return ports.SearchFullText
+}
+
+func (s *Service) search(ctx context.Context, req core.SearchRequest, start time.Time) (core.SearchResponse, error) {
 	req, err := validate(req)
 	if err != nil {
 		return core.SearchResponse{}, err

@@ -73,7 +73,7 @@ func (s *Service) Create(ctx context.Context, in core.DestinationInput) (core.De
 	if err := s.store.PutDestination(ctx, d); err != nil {
 		return core.Destination{}, core.Unavailablef(err, "storing the webhook destination failed; nothing was changed")
 	}
-	s.log.Info("webhook destination created", "id", d.ID, "kind", d.Kind, "events", d.Events)
+	s.log.InfoContext(ctx, "webhook destination created", "id", d.ID, "kind", d.Kind, "events", d.Events)
 	return d, nil
 }
 
@@ -103,7 +103,7 @@ func (s *Service) Update(ctx context.Context, id string, in core.DestinationInpu
 	if err := s.store.PutDestination(ctx, d); err != nil {
 		return core.Destination{}, core.Unavailablef(err, "storing the webhook destination failed; nothing was changed")
 	}
-	s.log.Info("webhook destination updated", "id", d.ID, "enabled", d.Enabled, "kind", d.Kind, "secret_changed", reveal)
+	s.log.InfoContext(ctx, "webhook destination updated", "id", d.ID, "enabled", d.Enabled, "kind", d.Kind, "secret_changed", reveal)
 	if !reveal {
 		d = d.Masked()
 	}
@@ -132,7 +132,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		}
 	}
 	s.mu.Unlock()
-	s.log.Info("webhook destination deleted", "id", id)
+	s.log.InfoContext(ctx, "webhook destination deleted", "id", id)
 	return nil
 }
 
@@ -158,6 +158,7 @@ func (s *Service) Test(ctx context.Context, id string) (core.DeliveryAttempt, er
 		a.Status, a.NextAttempt = core.DeliveryFailed, time.Time{}
 		a.Error += "; test deliveries are not retried"
 	}
+	s.cfg.Metrics.ObserveWebhookAttempt(string(a.Status))
 	if err := s.store.Finish(ctx, job, a, false); err != nil {
 		return a, core.Unavailablef(err, "the test was sent but logging it failed")
 	}

@@ -42,6 +42,8 @@ type Config struct {
 	// PerDestination bounds the attempts in flight to one destination, so a
 	// slow one holds only its own slots.
 	PerDestination int
+	// Metrics records each delivery attempt by outcome; nil records nothing.
+	Metrics ports.Metrics
 }
 
 func (c *Config) defaults() {
@@ -95,6 +97,7 @@ var (
 // New returns the service; Run starts delivering.
 func New(cfg Config, store ports.WebhookStore, sender ports.WebhookSender, log *slog.Logger) (*Service, error) {
 	cfg.defaults()
+	cfg.Metrics = ports.MetricsOrNone(cfg.Metrics)
 	s := &Service{
 		cfg: cfg, store: store, sender: sender, log: log, now: time.Now,
 		queue: map[jobKey]*core.Delivery{}, inflight: map[jobKey]bool{},
@@ -134,9 +137,9 @@ func (s *Service) Publish(ctx context.Context, ev core.Event) error {
 		attrs = append(attrs, "error", ev.Error)
 	}
 	if ev.Type == core.EventCatalogChanged {
-		s.log.Info("event", attrs...)
+		s.log.InfoContext(ctx, "event", attrs...)
 	} else {
-		s.log.Warn("event", attrs...)
+		s.log.WarnContext(ctx, "event", attrs...)
 	}
 	if err := s.store.RecordEvent(ctx, ev); err != nil {
 		return fmt.Errorf("recording event %s: %w", ev.ID, err)
@@ -359,6 +362,7 @@ func (s *Service) attempt(ctx context.Context, d core.Delivery) {
 		s.retryLater(d, s.cfg.Backoff)
 		return
 	}
+	s.cfg.Metrics.ObserveWebhookAttempt(string(a.Status))
 	s.mu.Lock()
 	if requeue {
 		s.queue[k] = &d
@@ -480,6 +484,20 @@ func (s *Service) InFlight() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.inflight)
+}
+
+// QueueStats returns the deliveries pending in this process (queued or
+// waiting for a retry; the store holds the same set) and when the oldest
+// of them was queued (zero when none), for the metrics.
+func (s *Service) QueueStats() (pending int, oldest time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range s.queue {
+		if oldest.IsZero() || d.QueuedAt.Before(oldest) {
+			oldest = d.QueuedAt
+		}
+	}
+	return len(s.queue), oldest
 }
 
 // Pending counts the deliveries queued in this process (for tests and the

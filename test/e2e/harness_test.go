@@ -167,6 +167,7 @@ func (e *env) start() {
 	// once the vectors have loaded too (see waitReady).
 	obs, seen := observer.New(zap.InfoLevel)
 	e.seen, e.embedder = seen, cfg.Embedder
+	t.Cleanup(func() { checkNoSecrets(t, seen, e.settings) })
 	e.Log = zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return zapcore.NewTee(c, obs)
 	})))

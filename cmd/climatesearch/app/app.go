@@ -61,6 +61,7 @@ func Options(cfg config.Config, log *zap.Logger, extra ...fx.Option) fx.Option {
 func Parts(cfg config.Config, log *zap.Logger) fx.Option {
 	return fx.Options(
 		buildParts(),
+		observability(),
 		fx.Supply(cfg, log),
 		fx.WithLogger(func() fxevent.Logger {
 			return &fxevent.ZapLogger{Logger: log.Named("fx").WithOptions(zap.IncreaseLevel(zapcore.WarnLevel))}
@@ -80,8 +81,8 @@ func Parts(cfg config.Config, log *zap.Logger) fx.Option {
 			newFiles,
 			lookup.New,
 			func(l *lookup.Service, s *search.Service) *compare.Service { return compare.New(l, l, s) },
-			func(cfg config.Config) search.Config {
-				return search.Config{VectorWeight: cfg.VectorWeightValue(), VectorFloor: cfg.VectorFloorValue()}
+			func(cfg config.Config, m ports.Metrics) search.Config {
+				return search.Config{VectorWeight: cfg.VectorWeightValue(), VectorFloor: cfg.VectorFloorValue(), Metrics: m}
 			},
 			search.New,
 			newStatus,
@@ -124,7 +125,7 @@ func NewLogger(cfg config.Config) (*zap.Logger, error) {
 }
 
 func newSlog(log *zap.Logger) *slog.Logger {
-	return slog.New(zapslog.NewHandler(log.Core(), zapslog.WithName("core")))
+	return slog.New(requestIDs{zapslog.NewHandler(log.Core(), zapslog.WithName("core"))})
 }
 
 func newFiles(cfg config.Config, in *ingest.Service, st *badgerstore.Store) *ingest.Files {
@@ -175,11 +176,11 @@ func newIndex(lc fx.Lifecycle) (ports.TextIndex, error) {
 
 // newWebhooks is the event publisher: the outbox in the store, deliveries
 // over HTTP.
-func newWebhooks(cfg config.Config, st *badgerstore.Store, log *slog.Logger) (*webhooks.Service, error) {
+func newWebhooks(cfg config.Config, st *badgerstore.Store, log *slog.Logger, m ports.Metrics) (*webhooks.Service, error) {
 	sender := webhooksender.New(webhooksender.Config{Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.WebhookAllowPrivate})
 	return webhooks.New(webhooks.Config{
 		StaticURLs: cfg.WebhookURLs, StaticSecret: cfg.WebhookSecret,
-		Backoff: cfg.WebhookBackoff, RetryFor: cfg.WebhookRetryFor,
+		Backoff: cfg.WebhookBackoff, RetryFor: cfg.WebhookRetryFor, Metrics: m,
 	}, st, sender, log)
 }
 
@@ -218,12 +219,13 @@ func newSources(cfg config.Config) ingest.Sources {
 	}
 }
 
-func newIngest(cfg config.Config, st ports.ResourceStore, ix ports.TextIndex, vis *core.Visibility, vec *embedding.Syncer, ev ports.EventPublisher, src ingest.Sources, log *slog.Logger) *ingest.Service {
+func newIngest(cfg config.Config, st ports.ResourceStore, ix ports.TextIndex, vis *core.Visibility, vec *embedding.Syncer, ev ports.EventPublisher, src ingest.Sources, log *slog.Logger, m ports.Metrics) *ingest.Service {
 	return ingest.New(ingest.Config{
 		OriginBase:  cfg.OriginBase,
 		Interval:    cfg.IngestInterval,
 		BootIngest:  cfg.BootIngest,
 		BootTimeout: 3 * cfg.IngestTimeout, // JSON, then the workbooks, then the snapshot
+		Metrics:     m,
 	}, st, ix, vis, vec, ev, src, log)
 }
 
@@ -275,7 +277,7 @@ func startIngest(lc fx.Lifecycle, svc *ingest.Service, vis *core.Visibility, vec
 	})
 }
 
-func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, st *status.Service, in *ingest.Service, files *ingest.Files, wh *webhooks.Service, vis *core.Visibility) *httpapi.API {
+func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, st *status.Service, in *ingest.Service, files *ingest.Files, wh *webhooks.Service, vis *core.Visibility, m ports.Metrics) *httpapi.API {
 	var gens ports.Generations
 	if cfg.KeepAnswers {
 		gens = vis
@@ -283,16 +285,16 @@ func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Ser
 	return httpapi.New(httpapi.Deps{
 		Search: s, Resources: l, Compare: c, Catalogs: st, Ingest: in, Files: files, Webhooks: wh, MaxUpload: cfg.MaxUpload,
 		OpenAPI: web.OpenAPI(), SwaggerUI: web.SwaggerUI(),
-		AdminToken: cfg.AdminToken, Log: log.Named("http"), Generations: gens,
+		AdminToken: cfg.AdminToken, Log: log.Named("http"), Generations: gens, Metrics: m,
 	})
 }
 
 // newMCP serves the same core services as MCP tools (spec rule 8: MCP
 // reranks whenever the process has a reranker).
-func newMCP(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, st *status.Service) *mcpserver.Server {
+func newMCP(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, st *status.Service, m ports.Metrics) *mcpserver.Server {
 	return mcpserver.New(mcpserver.Deps{
 		Search: s, Resources: l, Compare: c, Catalogs: st,
-		Rerank: cfg.Reranker != "none", AllowAnyHost: cfg.MCPAllowAnyHost, Log: log.Named("mcp"),
+		Rerank: cfg.Reranker != "none", AllowAnyHost: cfg.MCPAllowAnyHost, Log: log.Named("mcp"), Metrics: m,
 		Version: buildinfo.Get().Version,
 	})
 }
