@@ -62,6 +62,10 @@ type Config struct {
 	// CORSOrigins may read the public API from a browser (empty: no CORS).
 	CORSOrigins []string
 
+	// MetricsAddr, when set, serves /metrics there instead of on Addr;
+	// PprofAddr, when set, serves net/http/pprof (config/observability.go).
+	MetricsAddr, PprofAddr string
+
 	WebhookURLs         []string
 	WebhookSecret       string
 	WebhookAllowPrivate bool
@@ -169,6 +173,8 @@ func boolean(p func(*Config) *bool) func(*Config, string) error {
 
 var settings = []setting{
 	{"addr", "SERVICE_ADDR", "127.0.0.1:8080", "HTTP listen address (host:port)", str(func(c *Config) *string { return &c.Addr })},
+	{"metrics-addr", "SERVICE_METRICS_ADDR", "", "serve /metrics on this separate host:port instead of the main listener (none: on the main listener)", str(func(c *Config) *string { return &c.MetricsAddr })},
+	{"pprof-addr", "SERVICE_PPROF_ADDR", "", "serve net/http/pprof on this host:port (a bare :port binds 127.0.0.1); none: off", str(func(c *Config) *string { return &c.PprofAddr })},
 	{"data-dir", "SERVICE_DATA_DIR", "./data", "directory of the badger store", str(func(c *Config) *string { return &c.DataDir })},
 	{"upstream-url", "SERVICE_UPSTREAM_URL", DefaultUpstreamURL, "base URL of the publisher's JSON API", str(func(c *Config) *string { return &c.UpstreamURL })},
 	{"upstream-version", "SERVICE_UPSTREAM_VERSION", "latest", "release asked of the JSON API (latest or e.g. 02.07.000)", str(func(c *Config) *string { return &c.UpstreamVer })},
@@ -311,6 +317,9 @@ func Load(args []string, lookup func(string) (string, bool), help io.Writer) (Co
 }
 
 func (c Config) validate() error {
+	if err := c.validateObservability(); err != nil {
+		return err
+	}
 	host, port, err := net.SplitHostPort(c.Addr)
 	if err != nil {
 		return fmt.Errorf("invalid %s %q: want host:port such as 127.0.0.1:8080", c.name("SERVICE_ADDR"), c.Addr)

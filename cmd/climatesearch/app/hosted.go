@@ -54,7 +54,7 @@ var testMethods []ports.PaymentMethod
 // newRoot wraps the API engine (with MCP and the console) in the guard.
 // While the index loads after a start, charged calls are refused before
 // any payment is taken.
-func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, st *badgerstore.Store, vis *core.Visibility, log *zap.Logger, extras *HostedExtras, it internalToken) (Root, error) {
+func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, st *badgerstore.Store, vis *core.Visibility, log *zap.Logger, extras *HostedExtras, it internalToken, _ *observed) (Root, error) {
 	d := guard.Deps{
 		AdminToken: cfg.AdminToken, AdminUnlocksAPI: cfg.AdminUnlocksAPI, Realm: cfg.PaymentRealm,
 		Operator: c.SignedIn, Internal: string(it), Log: log.Named("guard"),
@@ -90,7 +90,9 @@ func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, st *badger
 	}
 	log.Info("hosted build: the guard is on", zap.Bool("keys", d.Keys != nil), zap.Bool("payment", d.Payments != nil),
 		zap.Bool("admin_unlocks_api", cfg.AdminUnlocksAPI))
-	return Root{Handler: guard.New(d).Wrap(api)}, nil
+	// The request id, the access log and the HTTP metrics wrap the guard,
+	// so its refusals are logged and counted too.
+	return Root{Handler: api.Observe(guard.New(d).Wrap(api.Engine()))}, nil
 }
 
 // newPayments is the Payment scheme with the configured method (tempo

@@ -27,7 +27,7 @@ func CheckConfig(config.Config) error { return nil }
 
 // newRoot is the handler the server serves: the API (with MCP and the
 // console on its engine), unguarded. Hosted-only settings are named once.
-func newRoot(cfg config.Config, api *httpapi.API, _ *console.Console, log *zap.Logger) Root {
+func newRoot(cfg config.Config, api *httpapi.API, _ *console.Console, log *zap.Logger, _ *observed) Root {
 	if hs := cfg.HostedSettings(); len(hs) > 0 {
 		log.Warn("this is the self-hosted build: it ignores the hosted-only settings " + strings.Join(hs, ", ") + " (build with -tags hosted to use them)")
 	}
