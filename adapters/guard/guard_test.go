@@ -312,3 +312,23 @@ func TestLoadingRefusesChargedCallsBeforePayment(t *testing.T) {
 		t.Errorf("paid call once loaded: %d served=%v, %d payment calls", a.status, a.served, len(pay.calls))
 	}
 }
+
+// TestMetricsNeedTheAdminToken: /metrics is the operator's, like /admin:
+// no customer key, payment or console cookie opens it, the admin token does.
+func TestMetricsNeedTheAdminToken(t *testing.T) {
+	g, _ := newGuard(true, &fakePayments{})
+	for _, auth := range []string{"", "Bearer good", "Payment good"} {
+		if a := serve(g, "GET", "/metrics", auth, ""); a.served || a.status != 401 {
+			t.Errorf("/metrics with %q: %d served=%v", auth, a.status, a.served)
+		}
+	}
+	if a := serve(g, "GET", "/metrics", "", "", "Cookie", "operator"); a.served {
+		t.Errorf("/metrics opened by a console session")
+	}
+	if a := serve(g, "GET", "/metrics", "", "", "X-Admin-Token", "wrong"); a.served {
+		t.Errorf("/metrics opened by a wrong token")
+	}
+	if a := serve(g, "GET", "/metrics", "", "", "X-Admin-Token", adminToken); !a.served || a.status != 200 {
+		t.Errorf("/metrics with the admin token: %d served=%v", a.status, a.served)
+	}
+}
