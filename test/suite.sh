@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 need_apt=()
 # Debian's chromium, the browser test/console drives (chromedp).
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# promtool (Debian's prometheus), which checks the /metrics exposition (test/e2e).
+command -v promtool >/dev/null || need_apt+=(prometheus)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq "${need_apt[@]}"; else sudo apt-get update -qq && sudo apt-get install -y -qq "${need_apt[@]}"; fi
 fi
