@@ -24,6 +24,10 @@ func lockedError(dir string, err error) error {
 	return nil
 }
 
+// backupMagic opens every backup, so a restore refuses a file that is none
+// before badger reads it.
+const backupMagic = "climatesearch-backup 1\n"
+
 // Backup writes a consistent snapshot of the whole store to w (badger's
 // backup format: every live key at one read timestamp), while the store
 // keeps serving reads and writes. Load it with Restore.
@@ -32,7 +36,11 @@ func (s *Store) Backup(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	defer s.leave()
-	_, err := s.db.Backup(ctxWriter{ctx, w}, 0)
+	cw := ctxWriter{ctx, w}
+	if _, err := io.WriteString(cw, backupMagic); err != nil {
+		return err
+	}
+	_, err := s.db.Backup(cw, 0)
 	return err
 }
 
@@ -51,7 +59,11 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 
 // Restore loads a backup written by Backup into dir, which must be empty or
 // absent (a restore never merges into existing data).
-func Restore(dir string, r io.Reader, log *zap.Logger) error {
+func Restore(dir string, r io.Reader, log *zap.Logger) (err error) {
+	head := make([]byte, len(backupMagic))
+	if _, err := io.ReadFull(r, head); err != nil || string(head) != backupMagic {
+		return errors.New("not a climatesearch backup (GET /admin/backup, climatesearch backup)")
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -63,6 +75,14 @@ func Restore(dir string, r io.Reader, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	defer func() {
+		// badger trusts the lengths in the stream: a damaged file can
+		// make it panic.
+		if p := recover(); p != nil {
+			_ = s.Close()
+			err = fmt.Errorf("the backup is damaged: %v", p)
+		}
+	}()
 	if err := s.db.Load(r, 256); err != nil {
 		_ = s.Close()
 		return fmt.Errorf("loading the backup: %w", err)

@@ -60,12 +60,20 @@ func (e *Error) Error() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "the service answered %d: %s", e.Status, e.Message)
+	// The message names the first problem; the next ones follow.
+	seen := map[string]bool{}
 	for i, p := range e.Problems {
-		if i == 10 {
-			fmt.Fprintf(&b, "; and %d more", len(e.Problems)-i)
+		s := p.String()
+		if i == 0 || seen[s] || strings.Contains(b.String(), s) {
+			seen[s] = true
+			continue
+		}
+		if len(seen) == 10 {
+			b.WriteString("; and more")
 			break
 		}
-		b.WriteString("; " + p.String())
+		seen[s] = true
+		b.WriteString("; " + s)
 	}
 	return b.String()
 }
@@ -212,6 +220,31 @@ func (c *Client) CatalogList(ctx context.Context) (core.CatalogList, error) {
 func (c *Client) RunUpstream(ctx context.Context, catalog core.CatalogID) (core.IngestResult, error) {
 	var out core.IngestResult
 	resp, err := c.do(ctx, http.MethodPost, "/admin/ingest/run", url.Values{"catalog": {string(catalog)}}, nil, "")
+	if err != nil {
+		return out, err
+	}
+	defer resp.Body.Close()
+	return out, json.NewDecoder(resp.Body).Decode(&out)
+}
+
+// Preview calls POST /admin/ingest/preview: the file's headers, a sample
+// and the suggested column map.
+func (c *Client) Preview(ctx context.Context, filename string, data []byte, sheet string) (core.IngestPreview, error) {
+	var out core.IngestPreview
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	if sheet != "" {
+		_ = mw.WriteField("sheet", sheet)
+	}
+	fw, err := mw.CreateFormFile("file", filename)
+	if err != nil {
+		return out, err
+	}
+	_, _ = fw.Write(data)
+	if err := mw.Close(); err != nil {
+		return out, err
+	}
+	resp, err := c.do(ctx, http.MethodPost, "/admin/ingest/preview", nil, &body, mw.FormDataContentType())
 	if err != nil {
 		return out, err
 	}

@@ -39,6 +39,7 @@ func (m mapFlag) Set(v string) error {
 // (restclient) or from the core services over a stopped data directory.
 type ingester interface {
 	RunUpstream(ctx context.Context, catalog core.CatalogID) (core.IngestResult, error)
+	Preview(ctx context.Context, filename string, data []byte, sheet string) (core.IngestPreview, error)
 	IngestFile(ctx context.Context, req core.FileRequest) (core.IngestResult, error)
 }
 
@@ -48,8 +49,13 @@ type localIngester struct {
 		RunUpstream(ctx context.Context, catalog core.CatalogID) (core.IngestResult, error)
 	}
 	files interface {
+		Preview(ctx context.Context, filename string, data []byte, sheet string) (core.IngestPreview, error)
 		IngestFile(ctx context.Context, req core.FileRequest) (core.IngestResult, error)
 	}
+}
+
+func (l localIngester) Preview(ctx context.Context, filename string, data []byte, sheet string) (core.IngestPreview, error) {
+	return l.files.Preview(ctx, filename, data, sheet)
 }
 
 func (l localIngester) RunUpstream(ctx context.Context, c core.CatalogID) (core.IngestResult, error) {
@@ -140,7 +146,14 @@ func runIngest(args []string, stdout, stderr io.Writer) int {
 	if *upstream {
 		res, err = in.RunUpstream(ctx, cat)
 	} else {
-		res, err = in.IngestFile(ctx, req)
+		var mapOut io.Writer = stdout
+		if *asJSON {
+			mapOut = io.Discard
+		}
+		err = suggestMap(ctx, in, &req, mapOut)
+		if err == nil {
+			res, err = in.IngestFile(ctx, req)
+		}
 	}
 	if err != nil {
 		msg := err.Error()
@@ -180,12 +193,37 @@ func runIngest(args []string, stdout, stderr io.Writer) int {
 // problems lists the first problems of a refused file.
 func problems(ps []core.FileProblem) string {
 	var b strings.Builder
+	// The error's message names the first problem; the next ones follow.
+	seen := map[string]bool{}
 	for i, p := range ps {
-		if i == 10 {
-			fmt.Fprintf(&b, "; and %d more", len(ps)-i)
+		s := p.String()
+		if i == 0 || seen[s] || strings.Contains(b.String(), s) {
+			seen[s] = true
+			continue
+		}
+		if len(seen) == 10 {
+			b.WriteString("; and more")
 			break
 		}
-		b.WriteString("; " + p.String())
+		seen[s] = true
+		b.WriteString("; " + s)
 	}
 	return b.String()
+}
+
+// suggestMap completes the column map with the one the preview suggests
+// (what the console preselects) for the fields --map did not name, and says
+// on w which map the ingest uses.
+func suggestMap(ctx context.Context, in ingester, req *core.FileRequest, w io.Writer) error {
+	p, err := in.Preview(ctx, req.Filename, req.Data, req.Sheet)
+	if err != nil {
+		return err
+	}
+	for field, header := range p.SuggestedMap {
+		if _, given := req.Mapping[field]; !given {
+			req.Mapping[field] = header
+		}
+	}
+	fmt.Fprintf(w, "column map: %s\n", mapFlag(req.Mapping).String())
+	return nil
 }
