@@ -1460,6 +1460,9 @@ type Error struct {
 
 	// Problems For a refused file, the first problems by row and column.
 	Problems *[]FileProblem `json:"problems,omitempty"`
+
+	// RequestId On 5xx, the id of the request (the `X-Request-Id` of the answer), which every log line of the request names; quote it when reporting the failure.
+	RequestId *string `json:"request_id,omitempty"`
 }
 
 // ErrorCatalogs defines model for Error.Catalogs.
@@ -3000,6 +3003,21 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// BackupStore A consistent online backup of the whole store
+	//
+	// Streams a backup of the whole store (every catalog, the vectors,
+	// the webhook destinations, the event outbox and the delivery log) as
+	// of one moment, while the service keeps answering and ingesting. The
+	// body opens with the line `climatesearch-backup 1` followed by
+	// badger's backup stream; it is chunked and ends with the trailer
+	// `X-Backup-Status: complete`: a stream without it was cut short and
+	// must not be restored. `climatesearch backup FILE` writes it to a
+	// file; `climatesearch restore FILE` loads it into an empty data
+	// directory while the server is stopped.
+	//
+	// Corresponds with GET /admin/backup (the `BackupStore` operationId).
+	BackupStore(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListEvents The latest events and where their deliveries stand
 	//
 	// The latest events, newest first: those waiting to be fanned out to
@@ -3298,6 +3316,31 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Ready` operationId).
 	Ready(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// BackupStore A consistent online backup of the whole store
+//
+// Streams a backup of the whole store (every catalog, the vectors,
+// the webhook destinations, the event outbox and the delivery log) as
+// of one moment, while the service keeps answering and ingesting. The
+// body opens with the line `climatesearch-backup 1` followed by
+// badger's backup stream; it is chunked and ends with the trailer
+// `X-Backup-Status: complete`: a stream without it was cut short and
+// must not be restored. `climatesearch backup FILE` writes it to a
+// file; `climatesearch restore FILE` loads it into an empty data
+// directory while the server is stopped.
+//
+// Corresponds with GET /admin/backup (the `BackupStore` operationId).
+func (c *Client) BackupStore(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBackupStoreRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListEvents The latest events and where their deliveries stand
@@ -3857,6 +3900,33 @@ func (c *Client) Ready(ctx context.Context, reqEditors ...RequestEditorFn) (*htt
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewBackupStoreRequest constructs an http.Request for the BackupStore method
+func NewBackupStoreRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/backup")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListEventsRequest constructs an http.Request for the ListEvents method
@@ -5401,6 +5471,23 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// BackupStoreWithResponse A consistent online backup of the whole store
+	//
+	// Streams a backup of the whole store (every catalog, the vectors,
+	// the webhook destinations, the event outbox and the delivery log) as
+	// of one moment, while the service keeps answering and ingesting. The
+	// body opens with the line `climatesearch-backup 1` followed by
+	// badger's backup stream; it is chunked and ends with the trailer
+	// `X-Backup-Status: complete`: a stream without it was cut short and
+	// must not be restored. `climatesearch backup FILE` writes it to a
+	// file; `climatesearch restore FILE` loads it into an empty data
+	// directory while the server is stopped.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/backup (the `BackupStore` operationId).
+	BackupStoreWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BackupStoreResponse, error)
+
 	// ListEventsWithResponse The latest events and where their deliveries stand
 	//
 	// The latest events, newest first: those waiting to be fanned out to
@@ -5735,6 +5822,69 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Ready` operationId).
 	ReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyResponse, error)
+}
+
+// BackupStoreResponse200Headers the declared response headers of an HTTP 200 response for BackupStore
+type BackupStoreResponse200Headers struct {
+	ContentDisposition *string
+	Trailer            *string
+}
+
+type BackupStoreResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *BackupStoreResponse200Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r BackupStoreResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r BackupStoreResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r BackupStoreResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r BackupStoreResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BackupStoreResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BackupStoreResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BackupStoreResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
@@ -7828,6 +7978,29 @@ func (r ReadyResponse) ContentType() string {
 	return ""
 }
 
+// BackupStoreWithResponse A consistent online backup of the whole store
+//
+// Streams a backup of the whole store (every catalog, the vectors,
+// the webhook destinations, the event outbox and the delivery log) as
+// of one moment, while the service keeps answering and ingesting. The
+// body opens with the line `climatesearch-backup 1` followed by
+// badger's backup stream; it is chunked and ends with the trailer
+// `X-Backup-Status: complete`: a stream without it was cut short and
+// must not be restored. `climatesearch backup FILE` writes it to a
+// file; `climatesearch restore FILE` loads it into an empty data
+// directory while the server is stopped.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/backup (the `BackupStore` operationId).
+func (c *ClientWithResponses) BackupStoreWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BackupStoreResponse, error) {
+	rsp, err := c.BackupStore(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBackupStoreResponse(rsp)
+}
+
 // ListEventsWithResponse The latest events and where their deliveries stand
 //
 // The latest events, newest first: those waiting to be fanned out to
@@ -8317,6 +8490,66 @@ func (c *ClientWithResponses) ReadyWithResponse(ctx context.Context, reqEditors 
 		return nil, err
 	}
 	return ParseReadyResponse(rsp)
+}
+
+// ParseBackupStoreResponse parses an HTTP response from a BackupStoreWithResponse call
+func ParseBackupStoreResponse(rsp *http.Response) (*BackupStoreResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BackupStoreResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers BackupStoreResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("Trailer"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Trailer", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Trailer = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListEventsResponse parses an HTTP response from a ListEventsWithResponse call
