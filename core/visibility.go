@@ -33,7 +33,16 @@ type Visibility struct {
 
 	mu      sync.Mutex
 	loading map[CatalogID]*CatalogLoad
+	// boot is the state of the boot ingest ("" when none runs).
+	boot string
 }
+
+// States of the boot ingest in Readiness.BootIngest.
+const (
+	BootIngestRunning  = "running"
+	BootIngestFinished = "finished"
+	BootIngestFailed   = "failed"
+)
 
 // CatalogLoad is the progress of a catalog being loaded into the index.
 type CatalogLoad struct {
@@ -53,6 +62,10 @@ type Readiness struct {
 	Loading []CatalogLoad `json:"loading,omitempty"`
 	// Reason says in words why the service is not ready.
 	Reason string `json:"reason,omitempty"`
+	// BootIngest is the state of the ingest run at boot (running,
+	// finished, failed); absent when the process runs none. The service is
+	// not ready while it runs.
+	BootIngest string `json:"boot_ingest,omitempty"`
 }
 
 // NewVisibility returns a gate with every catalog searchable.
@@ -143,14 +156,31 @@ func (v *Visibility) MarkLoaded(c CatalogID) {
 	v.gen.Add(1)
 }
 
-// Readiness reports whether every catalog is searchable.
+// BeginBootIngest marks the boot ingest as running: the service is not
+// ready until BootIngestDone. A process calls it before it serves anything.
+func (v *Visibility) BeginBootIngest() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.boot = BootIngestRunning
+}
+
+// BootIngestDone records that the boot ingest has finished (failed nil) or
+// failed; either way the service can be ready (it serves what it stores).
+func (v *Visibility) BootIngestDone(failed error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.boot = BootIngestFinished
+	if failed != nil {
+		v.boot = BootIngestFailed
+	}
+}
+
+// Readiness reports whether every catalog is searchable and the boot
+// ingest, if any, has finished or failed.
 func (v *Visibility) Readiness() Readiness {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if len(v.loading) == 0 {
-		return Readiness{Ready: true}
-	}
-	out := Readiness{}
+	out := Readiness{BootIngest: v.boot}
 	var parts []string
 	for _, c := range Catalogs {
 		if l, ok := v.loading[c]; ok {
@@ -158,7 +188,15 @@ func (v *Visibility) Readiness() Readiness {
 			parts = append(parts, l.describe())
 		}
 	}
-	out.Reason = "loading the search index: " + strings.Join(parts, "; ")
+	var reasons []string
+	if len(parts) > 0 {
+		reasons = append(reasons, "loading the search index: "+strings.Join(parts, "; "))
+	}
+	if v.boot == BootIngestRunning {
+		reasons = append(reasons, "boot ingest running")
+	}
+	out.Ready = len(reasons) == 0
+	out.Reason = strings.Join(reasons, "; ")
 	return out
 }
 

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/climatesearch/climatesearch/core"
@@ -10,11 +11,32 @@ import (
 // Start runs the boot ingest and the schedule in the background; Stop ends them.
 // The HTTP server does not wait for either: it answers from what is stored.
 func (s *Service) Start(ctx context.Context) {
+	var boot sync.WaitGroup
+	var mu sync.Mutex
+	var failed error
 	for cat := range s.sources.Upstream {
+		s.wg.Add(1)
+		boot.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.runCatalog(ctx, cat, func(err error) {
+				mu.Lock()
+				if err != nil && failed == nil {
+					failed = err
+				}
+				mu.Unlock()
+				boot.Done()
+			})
+		}()
+	}
+	if s.cfg.BootState != nil && s.cfg.BootIngest {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.runCatalog(ctx, cat)
+			boot.Wait()
+			if ctx.Err() == nil { // not when stopping
+				s.cfg.BootState.BootIngestDone(failed)
+			}
 		}()
 	}
 }
@@ -22,10 +44,14 @@ func (s *Service) Start(ctx context.Context) {
 // Wait blocks until the background work has returned (after ctx is cancelled).
 func (s *Service) Wait() { s.wg.Wait() }
 
-func (s *Service) runCatalog(ctx context.Context, cat core.CatalogID) {
+// runCatalog runs the boot ingest of cat (then calls booted with its
+// failure, nil without a boot ingest) and the schedule.
+func (s *Service) runCatalog(ctx context.Context, cat core.CatalogID, booted func(error)) {
+	var err error
 	if s.cfg.BootIngest {
-		s.runOnce(ctx, cat, "boot", s.cfg.BootTimeout)
+		err = s.runOnce(ctx, cat, "boot", s.cfg.BootTimeout)
 	}
+	booted(err)
 	if s.cfg.Interval <= 0 {
 		return
 	}
@@ -45,7 +71,7 @@ func (s *Service) runCatalog(ctx context.Context, cat core.CatalogID) {
 			return
 		case <-t.C:
 		}
-		s.runOnce(ctx, cat, "scheduled", 0)
+		_ = s.runOnce(ctx, cat, "scheduled", 0)
 		if err := s.updateMeta(ctx, cat, func(m *core.CatalogMeta) { m.NextIngest = advance(m.NextIngest, s.now(), s.cfg.Interval) }); err != nil {
 			s.log.Error("persisting the schedule failed", "catalog", cat, "error", err)
 		}
@@ -83,7 +109,7 @@ func advance(next, now time.Time, every time.Duration) time.Time {
 	return next.UTC()
 }
 
-func (s *Service) runOnce(parent context.Context, cat core.CatalogID, why string, timeout time.Duration) {
+func (s *Service) runOnce(parent context.Context, cat core.CatalogID, why string, timeout time.Duration) error {
 	ctx := parent
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -92,11 +118,11 @@ func (s *Service) runOnce(parent context.Context, cat core.CatalogID, why string
 	}
 	res, err := s.RunUpstream(ctx, cat)
 	if parent.Err() != nil {
-		return // shutting down: whatever happened is not an ingest failure
+		return parent.Err() // shutting down: whatever happened is not an ingest failure
 	}
 	if core.KindOf(err) == core.KindBusy {
 		s.log.Info("ingest skipped: another ingest of the catalog is running", "catalog", cat, "run", why)
-		return
+		return nil
 	}
 	if err != nil {
 		s.log.Error("ingest failed", "catalog", cat, "run", why, "error", err)
@@ -104,7 +130,8 @@ func (s *Service) runOnce(parent context.Context, cat core.CatalogID, why string
 		ev.Error = why + " ingest: " + err.Error()
 		ev.IngestOrigin, ev.Version = res.Origin, s.storedVersion(ctx, cat)
 		s.publish(ctx, ev)
-		return
+		return err
 	}
 	s.log.Info("ingest finished", "catalog", cat, "run", why, "origin", res.Origin, "upserted", res.Upserted)
+	return nil
 }

@@ -53,7 +53,7 @@ import (
 // background ingest. Extra options (tests) come last so they can decorate or
 // replace parts.
 func Options(cfg config.Config, log *zap.Logger, extra ...fx.Option) fx.Option {
-	return fx.Options(append([]fx.Option{Parts(cfg, log), fx.Invoke(startWebhooks, startIngest, mountMCP, mountConsole, mountBackup, func(*Server) {})}, extra...)...)
+	return fx.Options(append([]fx.Option{Parts(cfg, log), fx.Invoke(startWebhooks, startIngest, mountMCP, mountConsole, mountBackup, buildInfoGauge, func(*Server) {})}, extra...)...)
 }
 
 // Parts provides every component without starting anything; commands such
@@ -226,6 +226,7 @@ func newIngest(cfg config.Config, st ports.ResourceStore, ix ports.TextIndex, vi
 		BootIngest:  cfg.BootIngest,
 		BootTimeout: 3 * cfg.IngestTimeout, // JSON, then the workbooks, then the snapshot
 		Metrics:     m,
+		BootState:   bootState(cfg, vis),
 	}, st, ix, vis, vec, ev, src, log)
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/climatesearch/climatesearch/config"
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/core/embedding"
+	"github.com/climatesearch/climatesearch/core/ingest"
 	"github.com/climatesearch/climatesearch/core/status"
 	"github.com/climatesearch/climatesearch/core/webhooks"
 	"github.com/climatesearch/climatesearch/ports"
@@ -134,3 +135,14 @@ func (h requestIDs) WithAttrs(as []slog.Attr) slog.Handler {
 }
 
 func (h requestIDs) WithGroup(name string) slog.Handler { return requestIDs{h.Handler.WithGroup(name)} }
+
+// bootState marks the boot ingest as running before anything is served
+// (readiness waits for it) when SERVICE_BOOT_INGEST is on; the ingest
+// service tells vis when it has finished or failed.
+func bootState(cfg config.Config, vis *core.Visibility) ingest.BootState {
+	if !cfg.BootIngest {
+		return nil
+	}
+	vis.BeginBootIngest()
+	return vis
+}
