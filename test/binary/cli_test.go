@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -574,6 +575,16 @@ func TestCLIMCPStdio(t *testing.T) {
 	_ = json.Unmarshal([]byte(ver), &info)
 	if si.ServerInfo.Version != info.Version || hi.ServerInfo.Version != info.Version || info.Version == "" {
 		t.Errorf("serverInfo versions: stdio %q, http %q, binary %q", si.ServerInfo.Version, hi.ServerInfo.Version, info.Version)
+	}
+	// The same version on /metrics, as the build-info gauge.
+	resp, err := client.Get(p.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !regexp.MustCompile(`(?m)^climatesearch_build_info\{[^}]*version="` + regexp.QuoteMeta(info.Version) + `"[^}]*\} 1$`).Match(metrics) {
+		t.Errorf("/metrics has no climatesearch_build_info gauge with version %q", info.Version)
 	}
 	if si.Instructions != hi.Instructions {
 		t.Errorf("instructions differ")

@@ -13,6 +13,8 @@ import (
 
 	"github.com/climatesearch/climatesearch/adapters/badgerstore"
 	"github.com/climatesearch/climatesearch/adapters/httpapi"
+	"github.com/climatesearch/climatesearch/adapters/prommetrics"
+	"github.com/climatesearch/climatesearch/cmd/climatesearch/buildinfo"
 	"github.com/climatesearch/climatesearch/config"
 	"github.com/climatesearch/climatesearch/core/embedding"
 	"github.com/climatesearch/climatesearch/core/ingest"
@@ -91,4 +93,11 @@ func Restore(cfg config.Config, r io.Reader, log *zap.Logger) error {
 		return err
 	}
 	return nil
+}
+
+// buildInfoGauge puts the binary's build on /metrics
+// (climatesearch_build_info).
+func buildInfoGauge(m *prommetrics.Metrics) {
+	i := buildinfo.Get()
+	m.SetBuildInfo(i.Version, i.Revision, i.GoVersion)
 }
