@@ -142,7 +142,7 @@ func TestSIGTERMDuringBootIngest(t *testing.T) {
 	}
 	env["SERVICE_INGEST_TIMEOUT"] = "10m"
 	env["SERVICE_INGEST_INTERVAL"] = "1h"
-	p := start(t, env)
+	p := startAlive(t, env) // not ready until the boot ingest ends
 	deadline := time.Now().Add(patience)
 	for up.Requests(boverkettest.JSONPathPrefix) == 0 {
 		if time.Now().After(deadline) {
@@ -150,6 +150,7 @@ func TestSIGTERMDuringBootIngest(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	notReadyDuringBootIngest(t, p)
 	p.signal(syscall.SIGTERM)
 	if code := p.wait(); code != 0 {
 		t.Fatalf("exit code after SIGTERM = %d, want 0", code)
