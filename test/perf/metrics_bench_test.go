@@ -13,12 +13,12 @@ import (
 // (request id, route, access-log check, the core search) with the
 // Prometheus metrics on (the default wiring: HTTP request counter and
 // histogram, search histograms) and off (ports.NoMetrics), answers not
-// kept, so every request searches. Run it interleaved and compare medians:
+// kept, so every request searches. Interleave the two and compare medians
+// (go test -count repeats one sub-benchmark before the other, so loop):
 //
-//	go test -run '^$' -bench MetricsCost -count 10 ./test/perf/
-//
-// (-count runs the benchmark function ten times, each running "with" then
-// "without", so both see the same machine state over time.)
+//	go test -c -o /tmp/perf.test ./test/perf/ && cd test/perf
+//	for i in $(seq 10); do for m in with without; do
+//	  /tmp/perf.test -test.run '^$' -test.bench "MetricsCost/$m\$" -test.benchtime 3000x; done; done
 func BenchmarkMetricsCost(b *testing.B) {
 	queries := []string{"/api/search?q=sp%C3%A5nskiva", "/api/search?q=betong%20C30%2F37", "/api/search?q=stone%20wool%20roof%20board", "/api/search?q=KL-tr%C3%A4"}
 	for _, c := range []struct {
