@@ -9,6 +9,7 @@ need_apt=()
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 # promtool (Debian's prometheus), which checks the /metrics exposition (test/e2e).
 command -v promtool >/dev/null || need_apt+=(prometheus)
+command -v systemd-analyze >/dev/null || need_apt+=(systemd) # test/binary verifies deploy/climatesearch.service
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq "${need_apt[@]}"; else sudo apt-get update -qq && sudo apt-get install -y -qq "${need_apt[@]}"; fi
 fi

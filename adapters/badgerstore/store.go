@@ -39,7 +39,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -318,11 +317,7 @@ func (s *Store) vlogBytes() int64 {
 		if err != nil {
 			continue
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			n += st.Blocks * 512
-		} else {
-			n += fi.Size()
-		}
+		n += allocated(fi)
 	}
 	return n
 }
