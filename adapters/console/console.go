@@ -216,7 +216,7 @@ func (c *Console) render(g *gin.Context, status int, page string, data any) {
 	}
 	var b strings.Builder
 	if err := t.ExecuteTemplate(&b, "layout", data); err != nil {
-		c.d.Log.Error("rendering a console page failed", zap.String("page", page), zap.Error(err))
+		c.d.Log.Error("rendering a console page failed", zap.String("page", page), zap.String("request_id", core.RequestID(g.Request.Context())), zap.Error(err))
 		g.Data(http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("internal error rendering the page; the incident is logged"))
 		g.Abort()
 		return
@@ -266,7 +266,7 @@ func (c *Console) failErr(g *gin.Context, err error) {
 	if core.KindOf(err) == core.KindLoading {
 		g.Header("Retry-After", "2")
 	} else if status >= 500 {
-		c.d.Log.Error("console request failed", zap.String("path", g.Request.URL.Path), zap.Error(err))
+		c.d.Log.Error("console request failed", zap.String("path", g.Request.URL.Path), zap.String("request_id", core.RequestID(g.Request.Context())), zap.Error(err))
 	}
 	c.fail(g, status, msg)
 }

@@ -415,10 +415,10 @@ func (s *Server) fail(ctx context.Context, tool string, err error) *mcp.CallTool
 		// A start, not an incident: the message names what is loading.
 		msg += ". The service has just started and answers once its index is loaded: call " + tool + " again in a few seconds."
 	case core.KindUnavailable:
-		s.d.Log.Error("mcp tool failed", zap.String("tool", tool), zap.Error(err))
+		s.d.Log.Error("mcp tool failed", zap.String("tool", tool), zap.String("request_id", core.RequestID(ctx)), zap.Error(err))
 		msg = "the service cannot answer right now (" + msg + "); try again in a moment."
 	default:
-		s.d.Log.Error("mcp tool failed", zap.String("tool", tool), zap.Error(err))
+		s.d.Log.Error("mcp tool failed", zap.String("tool", tool), zap.String("request_id", core.RequestID(ctx)), zap.Error(err))
 		msg = "internal error; the incident is logged. Try again; if it persists the service operator has to look at it."
 	}
 	return mcp.NewToolResultError(tool + ": " + msg)
