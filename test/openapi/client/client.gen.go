@@ -383,6 +383,27 @@ func (e IngestResultOrigin) Valid() bool {
 	}
 }
 
+// Defines values for ReadinessBootIngest.
+const (
+	ReadinessBootIngestFailed   ReadinessBootIngest = "failed"
+	ReadinessBootIngestFinished ReadinessBootIngest = "finished"
+	ReadinessBootIngestRunning  ReadinessBootIngest = "running"
+)
+
+// Valid indicates whether the value is a known member of the ReadinessBootIngest enum.
+func (e ReadinessBootIngest) Valid() bool {
+	switch e {
+	case ReadinessBootIngestFailed:
+		return true
+	case ReadinessBootIngestFinished:
+		return true
+	case ReadinessBootIngestRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ResourceDescriptionLang.
 const (
 	ResourceDescriptionLangDa ResourceDescriptionLang = "da"
@@ -1831,15 +1852,21 @@ type Problem struct {
 
 // Readiness defines model for Readiness.
 type Readiness struct {
+	// BootIngest The state of the ingest run at start (`SERVICE_BOOT_INGEST`); absent when none runs. Not ready while `running`; `failed` is ready (the stored data is served).
+	BootIngest *ReadinessBootIngest `json:"boot_ingest,omitempty"`
+
 	// Loading The catalogs still loading, with their progress; absent when ready.
 	Loading *[]CatalogLoad `json:"loading,omitempty"`
 
-	// Ready `true`: every catalog is loaded into the search index (200). `false`: some are still loading after a start (503).
+	// Ready `true`: every catalog is loaded into the search index and the boot ingest, if any, has finished or failed (200). `false`: some are still loading after a start, or the boot ingest is running (503).
 	Ready bool `json:"ready"`
 
-	// Reason In words, what is still loading and how far it has come; absent when ready.
+	// Reason In words, what is still loading and how far it has come (and `boot ingest running` while the ingest run at start has not finished); absent when ready.
 	Reason *string `json:"reason,omitempty"`
 }
+
+// ReadinessBootIngest The state of the ingest run at start (`SERVICE_BOOT_INGEST`); absent when none runs. Not ready while `running`; `failed` is ready (the stored data is served).
+type ReadinessBootIngest string
 
 // Resource A construction product or energy carrier with its climate impact.
 // Optional values are omitted when the publisher does not publish them
