@@ -95,6 +95,7 @@ func (c *Console) connect(g *gin.Context) {
 		{What: "Send a test delivery", Cmd: "curl -s -X POST" + admin + " " + base + "/admin/webhooks/wh_…/test", Admin: true},
 		{What: "A destination's delivery log", Cmd: "curl -s" + admin + " " + base + "/admin/webhooks/wh_…/deliveries", Admin: true},
 		{What: "Recent events", Cmd: "curl -s" + admin + " " + base + "/admin/events", Admin: true},
+		{What: "A consistent online backup of the store", Cmd: "curl -s" + admin + " -o climatesearch.backup " + base + "/admin/backup", Admin: true},
 	}
 	status := http.StatusOK
 	c.render(g, status, "connect", p)
