@@ -139,17 +139,10 @@ func describe(r *core.Resource) string {
 }
 
 // canon makes unit spellings comparable: m3 = m³, m2 = m², case ignored.
-func canon(u string) string {
-	u = strings.ToLower(strings.TrimSpace(u))
-	u = strings.NewReplacer("m3", "m³", "m2", "m²", "litre", "liter").Replace(u)
-	return u
-}
+func canon(u string) string { return core.CanonUnit(u) }
 
 // Display is the preferred spelling of a unit (superscripts for m² and m³).
-func Display(u string) string {
-	u = strings.TrimSpace(u)
-	return strings.NewReplacer("m3", "m³", "m2", "m²").Replace(u)
-}
+func Display(u string) string { return core.DisplayUnit(u) }
 
 // Factor returns f such that value-per-unit = value-per-declared-unit × f.
 // It applies when unit is the declared unit, when a conversion
