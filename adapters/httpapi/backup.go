@@ -20,6 +20,7 @@ const BackupTrailer = "X-Backup-Status"
 // `climatesearch restore FILE` loads it into an empty data directory).
 func (a *API) MountBackup(b ports.Backup) {
 	a.engine.GET("/admin/backup", a.adminGuard, func(c *gin.Context) { a.backup(c, b) })
+	a.refuseHead("/admin/backup", "take a whole backup of the store")
 }
 
 func (a *API) backup(c *gin.Context, b ports.Backup) {

@@ -20,7 +20,7 @@ import (
 // head.go and cors.go add: validators, compressed documents, streams.
 type extras struct {
 	mu     sync.RWMutex
-	noHead map[string]struct{}
+	noHead map[string]string // path -> why HEAD is refused there
 
 	stamp   ports.DataStamp // nil: /api answers carry no validators
 	private bool            // Cache-Control private (the hosted build's paid reads)

@@ -26,10 +26,10 @@ func (a *API) head(c *gin.Context) {
 	}
 	c.Abort()
 	a.x.mu.RLock()
-	_, stream := a.x.noHead[c.Request.URL.Path]
+	why, refused := a.x.noHead[c.Request.URL.Path]
 	a.x.mu.RUnlock()
-	if stream {
-		writeError(c, http.StatusMethodNotAllowed, "HEAD would open the event stream at "+c.Request.URL.Path+"; use GET")
+	if refused {
+		writeError(c, http.StatusMethodNotAllowed, "HEAD would "+why+" at "+c.Request.URL.Path+"; use GET")
 		return
 	}
 	get := c.Request.Clone(c.Request.Context())
@@ -41,14 +41,20 @@ func (a *API) head(c *gin.Context) {
 
 // NoHead names GET paths that open an event stream: HEAD answers 405 there.
 func (a *API) NoHead(paths ...string) {
+	for _, p := range paths {
+		a.refuseHead(p, "open the event stream")
+	}
+}
+
+// refuseHead makes HEAD answer 405 at path: the GET does work a HEAD must
+// not trigger (a stream opened, a whole backup taken).
+func (a *API) refuseHead(path, why string) {
 	a.x.mu.Lock()
 	defer a.x.mu.Unlock()
 	if a.x.noHead == nil {
-		a.x.noHead = map[string]struct{}{}
+		a.x.noHead = map[string]string{}
 	}
-	for _, p := range paths {
-		a.x.noHead[p] = struct{}{}
-	}
+	a.x.noHead[path] = why
 }
 
 // headWriter holds the status back until the handler is done, counts the

@@ -118,6 +118,10 @@ func TestHeadAnswersEveryGetRoute(t *testing.T) {
 			t.Errorf("HEAD %s: %d %q %d bytes; want 405 without opening the stream", p, r.StatusCode, r.Header.Get("Content-Type"), len(b))
 		}
 	}
+	// A HEAD of the backup would take a whole backup to throw it away.
+	if r, _ := e.raw(http.MethodHead, "/admin/backup"); r.StatusCode != http.StatusMethodNotAllowed || r.Header.Get("Content-Disposition") != "" {
+		t.Errorf("HEAD /admin/backup: %d %q; want 405 without a backup", r.StatusCode, r.Header.Get("Content-Disposition"))
+	}
 }
 
 // TestGzip: large text answers are gzipped when the client takes gzip,
