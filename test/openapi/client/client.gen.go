@@ -7071,6 +7071,12 @@ func (r ListCatalogsResponse) ContentType() string {
 	return ""
 }
 
+// ListResourcesResponse304Headers the declared response headers of an HTTP 304 response for ListResources
+type ListResourcesResponse304Headers struct {
+	CacheControl *string
+	ETag         *string
+}
+
 // ListResourcesResponse401Headers the declared response headers of an HTTP 401 response for ListResources
 type ListResourcesResponse401Headers struct {
 	WWWAuthenticate string
@@ -7109,6 +7115,8 @@ type ListResourcesResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListResourcesResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListResourcesResponse401Headers
 	// Headers402 the parsed response headers for an HTTP 402 response
@@ -7183,6 +7191,12 @@ func (r ListResourcesResponse) ContentType() string {
 	return ""
 }
 
+// CompareResourcesResponse304Headers the declared response headers of an HTTP 304 response for CompareResources
+type CompareResourcesResponse304Headers struct {
+	CacheControl *string
+	ETag         *string
+}
+
 // CompareResourcesResponse401Headers the declared response headers of an HTTP 401 response for CompareResources
 type CompareResourcesResponse401Headers struct {
 	WWWAuthenticate string
@@ -7225,6 +7239,8 @@ type CompareResourcesResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *CompareResourcesResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CompareResourcesResponse401Headers
 	// Headers402 the parsed response headers for an HTTP 402 response
@@ -7309,6 +7325,12 @@ func (r CompareResourcesResponse) ContentType() string {
 	return ""
 }
 
+// GetResourceResponse304Headers the declared response headers of an HTTP 304 response for GetResource
+type GetResourceResponse304Headers struct {
+	CacheControl *string
+	ETag         *string
+}
+
 // GetResourceResponse401Headers the declared response headers of an HTTP 401 response for GetResource
 type GetResourceResponse401Headers struct {
 	WWWAuthenticate string
@@ -7351,6 +7373,8 @@ type GetResourceResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetResourceResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetResourceResponse401Headers
 	// Headers402 the parsed response headers for an HTTP 402 response
@@ -7435,6 +7459,12 @@ func (r GetResourceResponse) ContentType() string {
 	return ""
 }
 
+// FindAlternativesResponse304Headers the declared response headers of an HTTP 304 response for FindAlternatives
+type FindAlternativesResponse304Headers struct {
+	CacheControl *string
+	ETag         *string
+}
+
 // FindAlternativesResponse401Headers the declared response headers of an HTTP 401 response for FindAlternatives
 type FindAlternativesResponse401Headers struct {
 	WWWAuthenticate string
@@ -7477,6 +7507,8 @@ type FindAlternativesResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *FindAlternativesResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *FindAlternativesResponse401Headers
 	// Headers402 the parsed response headers for an HTTP 402 response
@@ -7687,6 +7719,12 @@ func (r GetResourceOriginResponse) ContentType() string {
 	return ""
 }
 
+// SearchResourcesResponse304Headers the declared response headers of an HTTP 304 response for SearchResources
+type SearchResourcesResponse304Headers struct {
+	CacheControl *string
+	ETag         *string
+}
+
 // SearchResourcesResponse401Headers the declared response headers of an HTTP 401 response for SearchResources
 type SearchResourcesResponse401Headers struct {
 	WWWAuthenticate string
@@ -7725,6 +7763,8 @@ type SearchResourcesResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *SearchResourcesResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SearchResourcesResponse401Headers
 	// Headers402 the parsed response headers for an HTTP 402 response
@@ -7895,6 +7935,12 @@ func (r HealthResponse) ContentType() string {
 	return ""
 }
 
+// GetOpenAPIResponse304Headers the declared response headers of an HTTP 304 response for GetOpenAPI
+type GetOpenAPIResponse304Headers struct {
+	CacheControl *string
+	ETag         *string
+}
+
 type GetOpenAPIResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7902,6 +7948,8 @@ type GetOpenAPIResponse struct {
 	YAML200 *interface{}
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetOpenAPIResponse304Headers
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
@@ -9661,6 +9709,9 @@ func ParseListResourcesResponse(rsp *http.Response) (*ListResourcesResponse, err
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9706,6 +9757,23 @@ func ParseListResourcesResponse(rsp *http.Response) (*ListResourcesResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 304:
+		var headers ListResourcesResponse304Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers ListResourcesResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -9779,6 +9847,9 @@ func ParseCompareResourcesResponse(rsp *http.Response) (*CompareResourcesRespons
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9838,6 +9909,23 @@ func ParseCompareResourcesResponse(rsp *http.Response) (*CompareResourcesRespons
 	}
 
 	switch {
+	case rsp.StatusCode == 304:
+		var headers CompareResourcesResponse304Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers CompareResourcesResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -9911,6 +9999,9 @@ func ParseGetResourceResponse(rsp *http.Response) (*GetResourceResponse, error) 
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9970,6 +10061,23 @@ func ParseGetResourceResponse(rsp *http.Response) (*GetResourceResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 304:
+		var headers GetResourceResponse304Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetResourceResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -10043,6 +10151,9 @@ func ParseFindAlternativesResponse(rsp *http.Response) (*FindAlternativesRespons
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10102,6 +10213,23 @@ func ParseFindAlternativesResponse(rsp *http.Response) (*FindAlternativesRespons
 	}
 
 	switch {
+	case rsp.StatusCode == 304:
+		var headers FindAlternativesResponse304Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers FindAlternativesResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -10313,6 +10441,9 @@ func ParseSearchResourcesResponse(rsp *http.Response) (*SearchResourcesResponse,
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10358,6 +10489,23 @@ func ParseSearchResourcesResponse(rsp *http.Response) (*SearchResourcesResponse,
 	}
 
 	switch {
+	case rsp.StatusCode == 304:
+		var headers SearchResourcesResponse304Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers SearchResourcesResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -10497,6 +10645,9 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 		}
 		response.YAML200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10504,6 +10655,26 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		var headers GetOpenAPIResponse304Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	}
 
 	return response, nil
