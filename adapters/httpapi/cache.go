@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash/fnv"
+	"io"
 	"net/http"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -28,6 +31,25 @@ type extras struct {
 	built   time.Time       // lower bound of Last-Modified
 
 	static sync.Map // path -> *staticAnswer
+
+	lastMod atomic.Pointer[httpDate] // the last Last-Modified formatted
+}
+
+// httpDate is a time in the HTTP date format.
+type httpDate struct {
+	t time.Time
+	s string
+}
+
+// httpTime formats t for Last-Modified, once per distinct time: every
+// read of one generation names the same last write.
+func (x *extras) httpTime(t time.Time) string {
+	if d := x.lastMod.Load(); d != nil && d.t.Equal(t) {
+		return d.s
+	}
+	d := &httpDate{t: t, s: t.UTC().Format(http.TimeFormat)}
+	x.lastMod.Store(d)
+	return d.s
 }
 
 // Validators turns on ETag, Last-Modified and 304 for the /api reads.
@@ -118,9 +140,19 @@ func (a *API) validate(c *gin.Context) {
 	if err != nil {
 		return // no validators; the handler reports the store's trouble
 	}
-	h := sha256.New()
-	h.Write([]byte(a.x.seed + "\x00" + token + "\x00" + c.Request.URL.Path + "?" + c.Request.URL.RawQuery))
-	etag := `W/"` + hex.EncodeToString(h.Sum(nil)[:12]) + `"`
+	// FNV-1a, not a cryptographic hash: the tag only has to differ when
+	// the question or the data differ, stay the same across restarts, and
+	// cost little on every read.
+	h := fnv.New64a()
+	_, _ = io.WriteString(h, a.x.seed)
+	_, _ = h.Write([]byte{0})
+	_, _ = io.WriteString(h, token)
+	_, _ = h.Write([]byte{0})
+	_, _ = io.WriteString(h, c.Request.URL.Path)
+	_, _ = h.Write([]byte{'?'})
+	_, _ = io.WriteString(h, c.Request.URL.RawQuery)
+	var sum [8]byte
+	etag := `W/"` + hex.EncodeToString(h.Sum(sum[:0])) + `"`
 	if mod.Before(a.x.built) {
 		mod = a.x.built
 	}
@@ -136,7 +168,7 @@ func (a *API) validate(c *gin.Context) {
 	hd := c.Writer.Header()
 	hd.Set("ETag", etag)
 	if !mod.IsZero() {
-		hd.Set("Last-Modified", mod.UTC().Format(http.TimeFormat))
+		hd.Set("Last-Modified", a.x.httpTime(mod))
 	}
 	c.Writer = &tagWriter{ResponseWriter: c.Writer, c: c, a: a, gen: gen}
 	c.Next()
@@ -146,7 +178,7 @@ func (a *API) notModified(c *gin.Context, etag string, mod time.Time) {
 	hd := c.Writer.Header()
 	hd.Set("ETag", etag)
 	if !mod.IsZero() {
-		hd.Set("Last-Modified", mod.UTC().Format(http.TimeFormat))
+		hd.Set("Last-Modified", a.x.httpTime(mod))
 	}
 	hd.Add("Vary", "Accept-Encoding")
 	c.AbortWithStatus(http.StatusNotModified)

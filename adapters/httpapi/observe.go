@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -28,8 +29,18 @@ const maxRequestID = 128
 // gin matched ("" when none).
 type reqInfo struct {
 	id    string
-	log   *zap.Logger
+	base  *zap.Logger
+	once  sync.Once
+	log   *zap.Logger // base naming the id, made when first asked for
 	route string
+}
+
+// logger is the request's logger. It is made on first use: most requests
+// log nothing but the access line, and a zap With per request cost 4 % of
+// a kept lookup.
+func (ri *reqInfo) logger() *zap.Logger {
+	ri.once.Do(func() { ri.log = ri.base.With(zap.String("request_id", ri.id)) })
+	return ri.log
 }
 
 type reqInfoKey struct{}
@@ -67,7 +78,7 @@ func newRequestID() string {
 // the request id), or fallback outside a request.
 func LoggerFrom(ctx context.Context, fallback *zap.Logger) *zap.Logger {
 	if ri := infoOf(ctx); ri != nil {
-		return ri.log
+		return ri.logger()
 	}
 	return fallback
 }
@@ -98,7 +109,7 @@ func (a *API) Observe(next http.Handler) http.Handler {
 			id = newRequestID()
 		}
 		w.Header().Set(RequestIDHeader, id)
-		ri := &reqInfo{id: id, log: a.d.Log.With(zap.String("request_id", id))}
+		ri := &reqInfo{id: id, base: a.d.Log}
 		ctx := core.WithRequestID(context.WithValue(r.Context(), reqInfoKey{}, ri), id)
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {

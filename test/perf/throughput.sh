@@ -5,6 +5,7 @@
 #   test/perf/throughput.sh                       # 3 rounds of 10 s each
 #   ROUNDS=5 DURATION=15s test/perf/throughput.sh
 #   KEEP_ANSWERS=false test/perf/throughput.sh  # every search computed (SERVICE_KEEP_ANSWERS=false)
+#   LOG_LEVEL=info test/perf/throughput.sh      # with the access log (one info line per request, the default level)
 #
 # It builds the binary and test/perf/helloworld (gin from go.mod, release
 # mode, Recovery, no logger) from the last commit (git archive HEAD;
@@ -60,7 +61,7 @@ for _ in $(seq 100); do curl -fs -o /dev/null "$UP/api/Klimat/v2/GetAllResources
 
 env SERVICE_ADDR=127.0.0.1:$SVC_PORT SERVICE_DATA_DIR="$WORK/data" SERVICE_UPSTREAM_URL=$UP \
 	SERVICE_EXCEL_URL_SV=$UP/missing-sv.xlsx SERVICE_EXCEL_URL_EN=$UP/missing-en.xlsx SERVICE_INGEST_INTERVAL=0 \
-	SERVICE_KEEP_ANSWERS=${KEEP_ANSWERS:-true} SERVICE_LOG_LEVEL=warn SERVICE_LOG_FORMAT=json "$WORK/climatesearch" >"$WORK/service.log" 2>&1 &
+	SERVICE_KEEP_ANSWERS=${KEEP_ANSWERS:-true} SERVICE_LOG_LEVEL=${LOG_LEVEL:-warn} SERVICE_LOG_FORMAT=json "$WORK/climatesearch" >"$WORK/service.log" 2>&1 &
 PIDS+=($!)
 "$WORK/helloworld" -addr 127.0.0.1:$HW_PORT >"$WORK/helloworld.log" 2>&1 &
 PIDS+=($!)
