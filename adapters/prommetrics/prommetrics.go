@@ -9,6 +9,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,6 +50,22 @@ type Metrics struct {
 	ingestDuration  *prometheus.HistogramVec
 	toolCalls       *prometheus.CounterVec
 	webhookAttempts *prometheus.CounterVec
+
+	// httpSeries holds the series of each route, method and status seen:
+	// resolving the label values of a vector on every request (hashing,
+	// a map lookup, formatting the status) was a measurable part of a
+	// kept answer. Bounded like the labels (routes are templates).
+	httpSeries sync.Map // httpKey -> httpSeries
+}
+
+type httpKey struct {
+	route, method string
+	status        int
+}
+
+type httpSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 var _ ports.Metrics = (*Metrics)(nil)
@@ -131,8 +148,17 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // ObserveHTTP implements ports.Metrics.
 func (m *Metrics) ObserveHTTP(route, method string, status int, d time.Duration) {
-	m.httpRequests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-	m.httpDuration.WithLabelValues(route, method).Observe(d.Seconds())
+	k := httpKey{route, method, status}
+	v, ok := m.httpSeries.Load(k)
+	if !ok {
+		v, _ = m.httpSeries.LoadOrStore(k, httpSeries{
+			requests: m.httpRequests.WithLabelValues(route, method, strconv.Itoa(status)),
+			duration: m.httpDuration.WithLabelValues(route, method),
+		})
+	}
+	hs := v.(httpSeries)
+	hs.requests.Inc()
+	hs.duration.Observe(d.Seconds())
 }
 
 // ObserveSearch implements ports.Metrics.
