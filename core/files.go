@@ -140,3 +140,25 @@ func contentFields(r *Resource) map[string]json.RawMessage {
 	}
 	return m
 }
+
+// MoreProblems is what to add to msg, an error message that names the
+// first of the problems, to list the others: "; p2; p3", each once, ten at
+// most, then "; and more".
+func MoreProblems(msg string, ps []FileProblem) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for i, p := range ps {
+		s := p.String()
+		if i == 0 || seen[s] || strings.Contains(msg, s) || strings.Contains(b.String(), s) {
+			seen[s] = true
+			continue
+		}
+		if len(seen) == 10 {
+			b.WriteString("; and more")
+			break
+		}
+		seen[s] = true
+		b.WriteString("; " + s)
+	}
+	return b.String()
+}

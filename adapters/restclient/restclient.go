@@ -60,21 +60,7 @@ func (e *Error) Error() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "the service answered %d: %s", e.Status, e.Message)
-	// The message names the first problem; the next ones follow.
-	seen := map[string]bool{}
-	for i, p := range e.Problems {
-		s := p.String()
-		if i == 0 || seen[s] || strings.Contains(b.String(), s) {
-			seen[s] = true
-			continue
-		}
-		if len(seen) == 10 {
-			b.WriteString("; and more")
-			break
-		}
-		seen[s] = true
-		b.WriteString("; " + s)
-	}
+	b.WriteString(core.MoreProblems(b.String(), e.Problems))
 	return b.String()
 }
 

@@ -159,7 +159,7 @@ func runIngest(args []string, stdout, stderr io.Writer) int {
 		msg := err.Error()
 		var ce *core.Error
 		if errors.As(err, &ce) && len(ce.Problems) > 0 {
-			msg += problems(ce.Problems)
+			msg += core.MoreProblems(msg, ce.Problems)
 		}
 		return fail(stderr, "ingest", exitFail, "%s", msg)
 	}
@@ -188,27 +188,6 @@ func runIngest(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
-}
-
-// problems lists the first problems of a refused file.
-func problems(ps []core.FileProblem) string {
-	var b strings.Builder
-	// The error's message names the first problem; the next ones follow.
-	seen := map[string]bool{}
-	for i, p := range ps {
-		s := p.String()
-		if i == 0 || seen[s] || strings.Contains(b.String(), s) {
-			seen[s] = true
-			continue
-		}
-		if len(seen) == 10 {
-			b.WriteString("; and more")
-			break
-		}
-		seen[s] = true
-		b.WriteString("; " + s)
-	}
-	return b.String()
 }
 
 // suggestMap completes the column map with the one the preview suggests

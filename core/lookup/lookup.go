@@ -129,25 +129,13 @@ func (s *Service) List(ctx context.Context, req core.ListRequest) (core.ListResp
 	}
 	out := core.ListResponse{Source: core.SourceFor(req.Catalogs), Resources: []core.Resource{}}
 	vocab := core.NewVocabulary()
-	err := s.vis.Read(req.Catalogs, func() error {
-		for _, c := range req.Catalogs {
-			err := s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
-				if sr.Resource.Withdrawn {
-					return nil
-				}
-				r := sr.Resource
-				vocab.Add(&r)
-				if !req.Keep(&r) {
-					return nil
-				}
-				r.Localize(req.Lang)
-				out.Resources = append(out.Resources, r)
-				return nil
-			})
-			if err != nil {
-				return core.Unavailablef(err, "store unavailable")
-			}
+	err := s.Each(ctx, req.Catalogs, func(r core.Resource) error {
+		vocab.Add(&r)
+		if !req.Keep(&r) {
+			return nil
 		}
+		r.Localize(req.Lang)
+		out.Resources = append(out.Resources, r)
 		return nil
 	})
 	if err != nil {
