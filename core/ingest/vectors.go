@@ -47,7 +47,11 @@ func (s *Service) updateVectors(ctx context.Context, cat core.CatalogID, upsert 
 	if !s.vq.running {
 		s.vq.running = true
 		s.wg.Add(1)
-		go s.runVectors(context.WithoutCancel(ctx))
+		// Not ctx, not even its values: the queue outlives the request
+		// that started it, and a caller's context may be recycled once
+		// the call returns (gin pools its contexts; reading one later is
+		// a data race).
+		go s.runVectors(context.Background())
 	}
 	s.vq.mu.Unlock()
 }
