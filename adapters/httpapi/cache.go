@@ -3,9 +3,8 @@ package httpapi
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
-	"hash/fnv"
-	"io"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -94,13 +93,19 @@ func buildTime() time.Time {
 
 // cacheControl is what every /api read says: stored answers may be reused
 // once revalidated (a 304 costs no body, and an ingest can come at any
-// time, so no freshness lifetime is promised).
-func (a *API) cacheControl() string {
+// time, so no freshness lifetime is promised). The values are shared by
+// every answer (see answer).
+func (a *API) cacheControl() []string {
 	if a.x.private {
-		return "private, no-cache"
+		return privateNoCache
 	}
-	return "public, no-cache"
+	return publicNoCache
 }
+
+var (
+	publicNoCache  = []string{"public, no-cache"}
+	privateNoCache = []string{"private, no-cache"}
+)
 
 // tagged tells whether the answer of a read depends only on the stored
 // data and the full-text index (the answers kept in answers.go): those get
@@ -125,63 +130,97 @@ func tagged(c *gin.Context) bool {
 // and the plain answer carry the same one) from the data stamp, the build
 // and the request's path and query; 304 for a matching If-None-Match (or,
 // without one, an If-Modified-Since not older than the last write).
+// A kept answer (answers.go) keeps the validators it was computed with and
+// is served here with them while the stamp has not moved: no hash, no
+// formatting, no wrapped writer.
 // In the hosted build the guard runs before the engine, so a 304 is only
 // given to a call the guard admitted (and charged).
 func (a *API) validate(c *gin.Context) {
 	if c.Request.Method != http.MethodGet {
 		return
 	}
-	c.Header("Cache-Control", a.cacheControl())
-	if a.x.stamp == nil || !tagged(c) {
+	c.Writer.Header()["Cache-Control"] = a.cacheControl()
+	if a.x.stamp == nil {
 		return
 	}
 	gen := a.x.stamp.Generation()
+	if ans := a.keptAnswer(c); ans != nil && ans.etag != "" && ans.tagGen == gen {
+		a.serveKept(c, ans, true)
+		return
+	}
+	if !tagged(c) {
+		return
+	}
 	token, mod, err := a.x.stamp.Stamp(c)
 	if err != nil {
 		return // no validators; the handler reports the store's trouble
 	}
-	// FNV-1a, not a cryptographic hash: the tag only has to differ when
-	// the question or the data differ, stay the same across restarts, and
-	// cost little on every read.
-	h := fnv.New64a()
-	_, _ = io.WriteString(h, a.x.seed)
-	_, _ = h.Write([]byte{0})
-	_, _ = io.WriteString(h, token)
-	_, _ = h.Write([]byte{0})
-	_, _ = io.WriteString(h, c.Request.URL.Path)
-	_, _ = h.Write([]byte{'?'})
-	_, _ = io.WriteString(h, c.Request.URL.RawQuery)
-	var sum [8]byte
-	etag := `W/"` + hex.EncodeToString(h.Sum(sum[:0])) + `"`
+	etag := a.etag(token, c.Request)
 	if mod.Before(a.x.built) {
 		mod = a.x.built
 	}
-	if inm := c.GetHeader("If-None-Match"); inm != "" {
-		if etagMatch(inm, etag) {
-			a.notModified(c, etag, mod)
-			return
-		}
-	} else if ims, err := http.ParseTime(c.GetHeader("If-Modified-Since")); err == nil && !mod.IsZero() && !mod.Truncate(time.Second).After(ims) {
-		a.notModified(c, etag, mod)
+	hd := c.Writer.Header()
+	hd["Etag"] = []string{etag} // ETag in its canonical form
+	modText := ""
+	if !mod.IsZero() {
+		modText = a.x.httpTime(mod)
+		hd["Last-Modified"] = []string{modText}
+	}
+	if current(c.Request, etag, mod) {
+		hd.Add("Vary", "Accept-Encoding")
+		c.AbortWithStatus(http.StatusNotModified)
 		return
 	}
-	hd := c.Writer.Header()
-	hd.Set("ETag", etag)
-	if !mod.IsZero() {
-		hd.Set("Last-Modified", a.x.httpTime(mod))
-	}
-	c.Writer = &tagWriter{ResponseWriter: c.Writer, c: c, a: a, gen: gen}
+	c.Writer = &tagWriter{ResponseWriter: c.Writer, c: c, a: a, gen: gen, etag: etag, mod: mod, modText: modText}
 	c.Next()
 }
 
-func (a *API) notModified(c *gin.Context, etag string, mod time.Time) {
-	hd := c.Writer.Header()
-	hd.Set("ETag", etag)
-	if !mod.IsZero() {
-		hd.Set("Last-Modified", a.x.httpTime(mod))
+// etag is the tag of the request's answer over the data named by token.
+// FNV-1a, not a cryptographic hash: the tag only has to differ when the
+// question or the data differ, stay the same across restarts, and cost
+// little.
+func (a *API) etag(token string, r *http.Request) string {
+	h := uint64(fnvOffset)
+	for _, s := range [...]string{a.x.seed, "\x00", token, "\x00", r.URL.Path, "?", r.URL.RawQuery} {
+		for i := 0; i < len(s); i++ {
+			h ^= uint64(s[i])
+			h *= fnvPrime
+		}
 	}
-	hd.Add("Vary", "Accept-Encoding")
-	c.AbortWithStatus(http.StatusNotModified)
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], h)
+	return `W/"` + hex.EncodeToString(b[:]) + `"`
+}
+
+// The 64-bit FNV-1a parameters (as hash/fnv).
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// current tells whether the client's copy, named by the request's
+// If-None-Match or (without one) If-Modified-Since, is the answer tagged
+// etag, last modified at mod.
+func current(r *http.Request, etag string, mod time.Time) bool {
+	if inm := headerValue(r.Header, "If-None-Match"); inm != "" {
+		return etagMatch(inm, etag)
+	}
+	ims := headerValue(r.Header, "If-Modified-Since")
+	if ims == "" || mod.IsZero() {
+		return false
+	}
+	t, err := http.ParseTime(ims)
+	return err == nil && !mod.Truncate(time.Second).After(t)
+}
+
+// headerValue is h.Get(key) for a key in canonical form (the server
+// canonicalises the request's header names), without canonicalising it
+// again on every request.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // etagMatch is the weak comparison of If-None-Match (RFC 9110 §13.1.2).
@@ -199,13 +238,18 @@ func etagMatch(header, etag string) bool {
 // tagWriter takes the validators back from an answer they do not describe:
 // a failure, an answer the handler did not mark as depending on the store
 // and the text index only (vector search), or one computed while a write
-// became visible (it may show the newer data under the older tag).
+// became visible (it may show the newer data under the older tag). An
+// answer it let keep them is kept with them (keepTags).
 type tagWriter struct {
 	gin.ResponseWriter
 	c       *gin.Context
 	a       *API
 	gen     uint64
+	etag    string
+	mod     time.Time
+	modText string
 	checked bool
+	dropped bool
 }
 
 func (w *tagWriter) check() {
@@ -214,8 +258,16 @@ func (w *tagWriter) check() {
 	}
 	w.checked = true
 	if w.Status() != http.StatusOK || !w.c.GetBool(keepableKey) || w.a.x.stamp.Generation() != w.gen {
+		w.dropped = true
 		w.Header().Del("ETag")
 		w.Header().Del("Last-Modified")
+	}
+}
+
+// keepTags gives a kept answer the validators it was sent with.
+func (w *tagWriter) keepTags(ans *answer) {
+	if w.checked && !w.dropped {
+		ans.tag(w.etag, w.mod, w.modText, w.gen)
 	}
 }
 
@@ -292,7 +344,7 @@ func (a *API) static(c *gin.Context) {
 		return
 	}
 	body := s.body
-	if c.GetBool(gzipOK) && len(body) >= gzipMin && compressible(hd.Get("Content-Type")) {
+	if len(body) >= gzipMin && compressible(hd.Get("Content-Type")) && gzipAccepted(c) {
 		s.gzOnce.Do(func() { s.gz = gzipBytes(s.body) })
 		body = s.gz
 		hd.Set("Content-Encoding", "gzip")

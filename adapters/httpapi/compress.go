@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -38,11 +37,10 @@ var gzipPool = sync.Pool{New: func() any {
 // compressible tells whether a Content-Type is a text format worth
 // compressing.
 func compressible(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	switch mt {
+	// The media type before any parameter, as mime.ParseMediaType reads
+	// it, without parsing the parameters (a map per answer).
+	mt, _, _ := strings.Cut(ct, ";")
+	switch strings.ToLower(strings.TrimSpace(mt)) {
 	case "application/json", "application/problem+json", "application/yaml", "application/x-yaml", "text/yaml",
 		"text/html", "text/css", "text/javascript", "application/javascript", "text/plain", "image/svg+xml", "text/markdown":
 		return true
@@ -54,7 +52,7 @@ func compressible(ct string) bool {
 // or *) with a q-value above 0.
 func acceptsGzip(r *http.Request) bool {
 	star := false
-	for _, v := range r.Header.Values("Accept-Encoding") {
+	for _, v := range r.Header["Accept-Encoding"] {
 		for part := range strings.SplitSeq(v, ",") {
 			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 			coding = strings.ToLower(strings.TrimSpace(coding))
@@ -78,18 +76,49 @@ func acceptsGzip(r *http.Request) bool {
 	return star
 }
 
-// gzipOK is the gin context key telling later handlers (kept answers) that
-// this answer may be sent gzipped.
-const gzipOK = "httpapi.gzip"
-
 // compress is the middleware: it wraps the writer, which decides once the
-// answer's headers and first gzipMin bytes are known.
+// answer's headers and first gzipMin bytes are known. The writer comes with
+// the request's reqInfo when Observe made one (no allocation of its own).
 func (a *API) compress(c *gin.Context) {
-	gw := &gzipWriter{ResponseWriter: c.Writer, accept: acceptsGzip(c.Request)}
-	c.Set(gzipOK, gw.accept)
+	var gw *gzipWriter
+	if ri := infoOf(c.Request.Context()); ri != nil && !ri.gzTaken {
+		ri.gzTaken = true
+		gw = &ri.gz
+	} else {
+		gw = new(gzipWriter)
+	}
+	*gw = gzipWriter{ResponseWriter: c.Writer, accept: acceptsGzip(c.Request)}
 	c.Writer = gw
 	defer gw.finish()
 	c.Next()
+}
+
+// gzipAccepted tells handlers after compress (kept answers, documents)
+// whether this answer may be sent gzipped.
+func gzipAccepted(c *gin.Context) bool {
+	if ri := infoOf(c.Request.Context()); ri != nil && ri.gzTaken {
+		return ri.gz.accept
+	}
+	return acceptsGzip(c.Request)
+}
+
+// passThrough makes the compress middleware's writer, when it is the
+// writer w, send what follows as it is: for answers whose headers are
+// already final (a kept answer, compressed once or too small).
+func passThrough(w gin.ResponseWriter) {
+	for {
+		switch x := w.(type) {
+		case *tagWriter:
+			w = x.ResponseWriter
+		case *gzipWriter:
+			if x.state == undecided {
+				x.state = plain
+			}
+			return
+		default:
+			return
+		}
+	}
 }
 
 const (

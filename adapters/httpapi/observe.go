@@ -3,9 +3,10 @@ package httpapi
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"sync"
@@ -26,13 +27,22 @@ const maxRequestID = 128
 
 // reqInfo is what the outer wrapper (Observe) and the gin middleware share
 // about one request: the id, the logger naming it, and the route template
-// gin matched ("" when none).
+// gin matched ("" when none). It also holds the writers every request
+// passes through, so they come with the one allocation per request that
+// Observe makes instead of one each (docs/PERFORMANCE.md section 18).
 type reqInfo struct {
 	id    string
+	idv   [1]string // the X-Request-Id header's value, without an allocation
 	base  *zap.Logger
 	once  sync.Once
 	log   *zap.Logger // base naming the id, made when first asked for
 	route string
+
+	sw statusWriter
+	// gz is the compress middleware's writer (compress.go); gzTaken says
+	// it is in use (a HEAD runs the engine twice).
+	gz      gzipWriter
+	gzTaken bool
 }
 
 // logger is the request's logger. It is made on first use: most requests
@@ -68,10 +78,17 @@ func saneRequestID(s string) bool {
 	return true
 }
 
+// newRequestID returns 32 hex digits from the runtime's ChaCha8 generator
+// (seeded from the system's entropy): unique for all practical purposes,
+// which is all an id naming a request in the logs needs, and without the
+// system call and allocations of crypto/rand.
 func newRequestID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
+	var h [32]byte
+	hex.Encode(h[:], b[:])
+	return string(h[:])
 }
 
 // LoggerFrom returns the logger of the request ctx belongs to (it names
@@ -104,14 +121,16 @@ func requestIDOf(c *gin.Context) string {
 func (a *API) Observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := r.Header.Get(RequestIDHeader)
+		id := headerValue(r.Header, RequestIDHeader)
 		if !saneRequestID(id) {
 			id = newRequestID()
 		}
-		w.Header().Set(RequestIDHeader, id)
 		ri := &reqInfo{id: id, base: a.d.Log}
+		ri.idv[0] = id
+		w.Header()[RequestIDHeader] = ri.idv[:] // canonical already; cap 1, so an Add copies
 		ctx := core.WithRequestID(context.WithValue(r.Context(), reqInfoKey{}, ri), id)
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &ri.sw
+		sw.ResponseWriter = w
 		defer func() {
 			status := sw.status
 			if status == 0 {
