@@ -50,6 +50,13 @@ type ResourceStore interface {
 	PutMeta(ctx context.Context, meta core.CatalogMeta) error
 	// Ping fails when the store cannot be read.
 	Ping(ctx context.Context) error
+	// IndexMark returns the mark of the text index persisted at the last
+	// clean stop ("" when none). The store forgets it when it is opened,
+	// so a crash or another writer since leaves none.
+	IndexMark(ctx context.Context) (string, error)
+	// SetIndexMark keeps the mark of a text index persisted after the last
+	// write (see TextIndex.Persist).
+	SetIndexMark(ctx context.Context, mark string) error
 }
 
 // TextIndex is the full-text (BM25) index over the searchable resources.
@@ -71,6 +78,13 @@ type TextIndex interface {
 	// query matches in the index's analysis (stems, compound parts, close
 	// spellings), for marking them in an answer.
 	Highlight(ctx context.Context, q core.TextQuery, texts []string) ([][]core.Span, error)
+	// Resume tells whether the index kept from the last clean stop is the
+	// one persisted under mark (ResourceStore.IndexMark); if not, it empties
+	// the index for a rebuild and returns false.
+	Resume(ctx context.Context, mark string) (bool, error)
+	// Persist closes the index and keeps it for the next start, returning
+	// the mark the store keeps with it ("" when nothing is kept).
+	Persist(ctx context.Context) (string, error)
 }
 
 // IndexChange is a prepared change of a TextIndex. Commit makes all of it

@@ -94,6 +94,9 @@ type Store struct {
 	stopGC chan struct{}
 	gcDone chan struct{}
 
+	// indexMark is the text index's mark taken at open (indexmark.go).
+	indexMark string
+
 	// writes is held shared by every call that writes and exclusively by
 	// settle while Badger's writes are blocked (they would fail, not wait).
 	writes sync.RWMutex
@@ -144,6 +147,10 @@ func Open(dir string, log *zap.Logger) (*Store, error) {
 	s := &Store{db: db, log: log, stopGC: make(chan struct{}), gcDone: make(chan struct{}),
 		settleCh: make(chan struct{}, 1)}
 	s.idle = sync.NewCond(&s.mu)
+	if err := s.takeIndexMark(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
+	}
 	s.settleAt.Store(max(settleFloor, s.vlogBytes()/2))
 	log.Debug("badger store open", zap.String("dir", dir),
 		zap.Int64("max_txn_entries", db.MaxBatchCount()), zap.Int64("max_txn_bytes", db.MaxBatchSize()))

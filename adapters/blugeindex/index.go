@@ -1,13 +1,21 @@
-// Package blugeindex implements ports.TextIndex with an in-memory bluge
-// index. The store is the source of truth: at boot the caller rebuilds the
-// index by upserting every live resource, so nothing is persisted here.
+// Package blugeindex implements ports.TextIndex with bluge: in memory (New,
+// for tests and tools) or on disk (Open, the service). The store is the
+// source of truth; an index on disk is kept across a clean stop together
+// with its lexicon (Persist) and taken up again at the next start only when
+// the store vouches that nothing changed meanwhile (Resume). Otherwise the
+// caller rebuilds it by upserting every live resource.
 package blugeindex
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/blugelabs/bluge"
@@ -22,52 +30,213 @@ var _ ports.TextIndex = (*Index)(nil)
 // ErrClosed is returned by every method after Close.
 var ErrClosed = errors.New("blugeindex: index is closed")
 
-// Index is an in-memory full-text index of resources, safe for concurrent use.
+// Index is a full-text index of resources, safe for concurrent use.
 //
 // A write is prepared, then committed. Preparing (the analysis of the new
 // resources, and of the resources whose words a new dictionary splits
 // differently) runs beside searches; the commit, which introduces the bluge
 // batch and updates the lexicon, holds the index exclusively, so a search
 // always pairs a bluge snapshot with the lexicon of the same write and sees
-// a write all or nothing. Every Search takes a fresh snapshot from the
-// writer: in bluge that is a read-locked pointer copy plus a reference
-// count, far cheaper than the search itself.
+// a write all or nothing.
 type Index struct {
-	// mu guards the writer and the lexicon: searches hold it shared,
+	// mu guards the reader and the lexicon: searches hold it shared,
 	// commits and Close exclusively.
 	mu     sync.RWMutex
 	writer *bluge.Writer // nil once closed
+	// reader is the snapshot of the last commit, which a change reads the
+	// resources it replaces from.
+	reader *bluge.Reader
 	lex    *lexicon
 
 	// writeMu serialises changes from Prepare to Commit or Discard, so
 	// each is prepared against the lexicon it will be applied to and
 	// changes apply in call order (last writer wins).
 	writeMu sync.Mutex
+
+	// dir holds an index on disk (empty: in memory).
+	dir string
+	// mark is the mark of the snapshot the index was opened with, until
+	// Resume accepts or refuses it.
+	mark string
+	// failed is set by a commit that failed half-way: such an index is
+	// never persisted (the next start rebuilds it).
+	failed error
 }
 
 // New opens an empty in-memory index.
 func New() (*Index, error) {
 	x := &Index{lex: newLexicon()}
-	cfg := bluge.InMemoryOnlyConfig()
+	if err := x.openWriter(bluge.InMemoryOnlyConfig()); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// Files under an index directory.
+const (
+	blugeDir     = "bluge"
+	snapshotFile = "lexicon.snap"
+)
+
+// Open opens the index kept in dir (created when missing). An index
+// persisted at a clean stop comes back whole, but is only searchable as it
+// is once Resume accepts its mark; without a usable snapshot the directory
+// is emptied, since bluge's segments are of no use without their lexicon.
+func Open(dir string) (*Index, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("blugeindex: %w", err)
+	}
+	x := &Index{lex: newLexicon(), dir: dir}
+	lex, mark, err := loadSnapshot(filepath.Join(dir, snapshotFile))
+	// The snapshot is taken once: after this start the index on disk moves
+	// on, and a crash must not find a snapshot that seems to match it.
+	_ = os.Remove(filepath.Join(dir, snapshotFile))
+	if err == nil {
+		x.lex, x.mark = lex, mark
+	} else if err := os.RemoveAll(filepath.Join(dir, blugeDir)); err != nil {
+		return nil, fmt.Errorf("blugeindex: clearing %s: %w", dir, err)
+	}
+	if err := x.openWriter(bluge.DefaultConfig(filepath.Join(dir, blugeDir))); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+func loadSnapshot(path string) (*lexicon, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer func() { _ = f.Close() }()
+	return readSnapshot(f)
+}
+
+// openWriter opens bluge with the index's similarities and takes its first
+// reader.
+func (x *Index) openWriter(cfg bluge.Config) error {
 	// Fill the config's own map: the config's norm function holds it.
 	maps.Copy(cfg.PerFieldSimilarity, similarities(func() *lexicon { return x.lex }))
 	w, err := bluge.OpenWriter(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("blugeindex: open: %w", err)
+		return fmt.Errorf("blugeindex: open: %w", err)
 	}
-	x.writer = w
-	return x, nil
+	r, err := w.Reader()
+	if err != nil {
+		_ = w.Close()
+		return fmt.Errorf("blugeindex: open reader: %w", err)
+	}
+	x.writer, x.reader = w, r
+	return nil
 }
 
-// Close releases the index. It is safe to call more than once.
+// Resume tells whether the index opened from disk is the one persisted
+// under mark, the mark the store kept from the same clean stop. If it is
+// not (a crash, a store changed or restored meanwhile, an index in memory),
+// the index is emptied for a rebuild and Resume returns false.
+func (x *Index) Resume(_ context.Context, mark string) (bool, error) {
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.writer == nil {
+		return false, ErrClosed
+	}
+	ok := x.mark != "" && x.mark == mark
+	x.mark = ""
+	if ok || (x.dir == "" && len(x.lex.docs) == 0) {
+		return ok, nil
+	}
+	_ = x.reader.Close()
+	err := x.writer.Close()
+	x.writer, x.reader, x.lex = nil, nil, newLexicon()
+	if err != nil {
+		return false, fmt.Errorf("blugeindex: close: %w", err)
+	}
+	if x.dir == "" {
+		return false, x.openWriter(bluge.InMemoryOnlyConfig())
+	}
+	if err := os.RemoveAll(filepath.Join(x.dir, blugeDir)); err != nil {
+		return false, fmt.Errorf("blugeindex: clearing %s: %w", x.dir, err)
+	}
+	return false, x.openWriter(bluge.DefaultConfig(filepath.Join(x.dir, blugeDir)))
+}
+
+// Persist closes the index and, for an index on disk, writes its lexicon
+// beside bluge's segments under a new random mark, which it returns for
+// the store to keep (see Resume). An index in memory returns no mark. The
+// index answers ErrClosed afterwards.
+func (x *Index) Persist(_ context.Context) (string, error) {
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.writer == nil {
+		return "", ErrClosed
+	}
+	_ = x.reader.Close()
+	// Every commit waited until its segment was on disk, so closing
+	// loses nothing.
+	err := x.writer.Close()
+	x.writer, x.reader = nil, nil
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("blugeindex: close: %w", err)
+	case x.failed != nil:
+		return "", fmt.Errorf("blugeindex: not persisted after a failed commit: %w", x.failed)
+	case x.dir == "":
+		return "", nil
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	mark := hex.EncodeToString(b[:])
+	if err := writeFileAtomic(filepath.Join(x.dir, snapshotFile), func(f *os.File) error {
+		return writeSnapshot(f, mark, x.lex)
+	}); err != nil {
+		return "", fmt.Errorf("blugeindex: writing the lexicon: %w", err)
+	}
+	return mark, nil
+}
+
+// writeFileAtomic writes a file through a synced temporary file renamed
+// over it, so the path holds the old file or the whole new one.
+func writeFileAtomic(path string, write func(*os.File) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.Remove(f.Name()) }() // after the rename, a no-op
+	if err := write(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// Close releases the index without persisting it. It is safe to call more
+// than once, and after Persist.
 func (x *Index) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.writer == nil {
 		return nil
 	}
+	_ = x.reader.Close()
 	err := x.writer.Close()
-	x.writer = nil
+	x.writer, x.reader = nil, nil
 	return err
 }
 
@@ -120,9 +289,13 @@ func (x *Index) Prepare(ctx context.Context, upsert []core.Resource, remove []co
 		x.writeMu.Unlock()
 		return nil, ErrClosed
 	}
-	// Only writers change the lexicon, and they hold writeMu: reading it
-	// here needs no other lock.
-	dl := x.lex.prepare(target)
+	// Only writers change the lexicon and the reader, and they hold
+	// writeMu: reading them here needs no other lock.
+	dl, err := x.lex.prepare(target, x.sources)
+	if err != nil {
+		x.writeMu.Unlock()
+		return nil, err
+	}
 	batch := bluge.NewBatch()
 	for k, d := range dl.next {
 		id := bluge.Identifier(k.String())
@@ -150,8 +323,9 @@ type change struct {
 	done  bool
 }
 
-// Commit introduces the batch and updates the lexicon, with searches held
-// back meanwhile.
+// Commit writes the batch and updates the lexicon with searches held back,
+// so no search pairs one with the other's old state. On disk the batch
+// returns once its segment is persisted.
 func (c *change) Commit() error {
 	if c.done {
 		return errors.New("blugeindex: change already committed or discarded")
@@ -164,9 +338,19 @@ func (c *change) Commit() error {
 	if x.writer == nil {
 		return ErrClosed
 	}
-	if err := x.writer.Batch(c.batch); err != nil {
+	err := x.writer.Batch(c.batch)
+	var r *bluge.Reader
+	if err == nil {
+		r, err = x.writer.Reader()
+	}
+	if err != nil {
+		// bluge may hold part of the change: this index no longer matches
+		// its lexicon and must not be persisted.
+		x.failed = err
 		return fmt.Errorf("blugeindex: write batch: %w", err)
 	}
+	_ = x.reader.Close()
+	x.reader = r
 	x.lex.apply(c.dl)
 	return nil
 }
@@ -183,6 +367,7 @@ func (c *change) Discard() {
 // is the prefixed key, which bluge stores, so a search can return keys.
 func document(key core.Key, d *docAnalysis) *bluge.Document {
 	doc := bluge.NewDocument(key.String())
+	doc.AddField(bluge.NewStoredOnlyField(fieldSource, d.source))
 	doc.AddField(bluge.NewKeywordField(fieldCatalog, string(key.Catalog)))
 	for _, t := range idTerms(key) {
 		doc.AddField(bluge.NewKeywordField(fieldID, t))
@@ -196,4 +381,42 @@ func document(key core.Key, d *docAnalysis) *bluge.Document {
 		doc.AddField(bluge.NewTextField(f.name, "").WithAnalyzer(fixedTokens(d.fields[i])))
 	}
 	return doc
+}
+
+// fieldSource stores each resource as indexed (JSON): when it changes, its
+// old analysis is computed again from it, so the heap keeps no resources.
+const fieldSource = "_src"
+
+// sources reads the indexed version of resources from the reader of the last
+// commit. The caller holds writeMu (no commit swaps the reader meanwhile).
+func (x *Index) sources(keys []core.Key) (map[core.Key]*core.Resource, error) {
+	out := make(map[core.Key]*core.Resource, len(keys))
+	for _, k := range keys {
+		q := bluge.NewTermQuery(k.String()).SetField("_id")
+		it, err := x.reader.Search(context.Background(), bluge.NewTopNSearch(1, q))
+		if err != nil {
+			return nil, fmt.Errorf("blugeindex: reading %s: %w", k, err)
+		}
+		m, err := it.Next()
+		if err != nil || m == nil {
+			return nil, fmt.Errorf("blugeindex: %s is indexed but not found (%v)", k, err)
+		}
+		var r core.Resource
+		var decodeErr error
+		err = m.VisitStoredFields(func(field string, value []byte) bool {
+			if field == fieldSource {
+				decodeErr = json.Unmarshal(value, &r)
+				return false
+			}
+			return true
+		})
+		if err == nil {
+			err = decodeErr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("blugeindex: reading %s: %w", k, err)
+		}
+		out[k] = &r
+	}
+	return out, nil
 }

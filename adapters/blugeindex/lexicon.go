@@ -1,6 +1,7 @@
 package blugeindex
 
 import (
+	"encoding/json"
 	"hash/fnv"
 	"maps"
 	"math"
@@ -71,8 +72,9 @@ type lexicon struct {
 // was analysed with is the current one: a dictionary that splits one of
 // its words differently re-analyses it).
 type docAnalysis struct {
-	// src is the resource analysed (never modified: the index keeps its
-	// own copies).
+	// src is the resource analysed until it is indexed (never modified:
+	// the index keeps its own copies); an indexed document's resource is
+	// read from the index (Index.sources).
 	src *core.Resource
 	// words are the resource's words by language (string table ids).
 	words []langIDs
@@ -96,6 +98,8 @@ type full struct {
 	heads    []langTerms
 	// fields holds the terms of each field of textFields (nil when empty).
 	fields [][]term
+	// source is the resource as JSON, stored with the document.
+	source []byte
 }
 
 // langIDs are string table ids of one language.
@@ -156,8 +160,9 @@ const parallelAbove = 256
 
 // prepare works out the change that gives the keys of target their new
 // resources (nil: removed). The analysis runs on every core for large
-// changes.
-func (lex *lexicon) prepare(target map[core.Key]*core.Resource) *delta {
+// changes. Indexed documents keep no resource: sources reads the indexed
+// versions the change analyses again.
+func (lex *lexicon) prepare(target map[core.Key]*core.Resource, sources func([]core.Key) (map[core.Key]*core.Resource, error)) (*delta, error) {
 	dl := &delta{
 		next:    make(map[core.Key]*docAnalysis, len(target)),
 		prev:    make(map[core.Key]*docAnalysis, len(target)),
@@ -167,11 +172,20 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource) *delta {
 		relabel: map[core.Lang]bool{},
 	}
 	keys := make([]core.Key, 0, len(target))
+	var indexed []core.Key
 	for k, r := range target {
-		if r == nil && lex.docs[k] == nil {
-			continue // removing what is not there
+		if lex.docs[k] == nil {
+			if r == nil {
+				continue // removing what is not there
+			}
+		} else {
+			indexed = append(indexed, k)
 		}
 		keys = append(keys, k)
+	}
+	olds, err := sources(indexed)
+	if err != nil {
+		return nil, err
 	}
 	// Words first: the dictionary depends on them. The indexed versions
 	// are analysed again with the dictionary they were indexed with.
@@ -181,8 +195,8 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource) *delta {
 		if r := target[keys[i]]; r != nil {
 			texts[i] = wordsOf(fieldChunks(r))
 		}
-		if old := lex.docs[keys[i]]; old != nil {
-			prev[i] = analyze(lex.langs, old.src, wordsOf(fieldChunks(old.src)))
+		if old := olds[keys[i]]; old != nil {
+			prev[i] = analyze(lex.langs, old, wordsOf(fieldChunks(old)))
 		}
 	})
 	for i, k := range keys {
@@ -241,10 +255,18 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource) *delta {
 	}
 	touched := len(keys)
 	if ids := lex.idsOf(resplit); len(ids) > 0 {
+		var again []core.Key
 		for k, d := range lex.docs {
 			if _, ok := target[k]; !ok && holdsAny(d.words, ids) {
-				keys, texts, srcs = append(keys, k), append(texts, nil), append(srcs, d.src)
+				again = append(again, k)
 			}
+		}
+		olds, err := sources(again)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range again {
+			keys, texts, srcs = append(keys, k), append(texts, nil), append(srcs, olds[k])
 		}
 	}
 	prev = append(prev, make([]*docAnalysis, len(keys)-touched)...)
@@ -258,9 +280,10 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource) *delta {
 			old := analyze(lex.langs, srcs[i], texts[i])
 			analyses[i] = analyze(langs, srcs[i], texts[i])
 			prev[i] = old // written by this worker only; read after the wait
-			return
+		} else {
+			analyses[i] = analyze(langs, srcs[i], texts[i])
 		}
-		analyses[i] = analyze(langs, srcs[i], texts[i])
+		analyses[i].source, _ = json.Marshal(srcs[i]) // a Resource always encodes
 	})
 	for i := touched; i < len(keys); i++ {
 		dl.prev[keys[i]] = prev[i]
@@ -268,7 +291,7 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource) *delta {
 	for i, k := range keys {
 		dl.next[k] = analyses[i]
 	}
-	return dl
+	return dl, nil
 }
 
 // parallel calls fn(0..n-1), on every core when n is large enough.
@@ -435,6 +458,7 @@ func (lex *lexicon) compact(d *docAnalysis) {
 		}
 	}
 	d.full = nil
+	d.src = nil // read from the index when needed (Index.sources)
 }
 
 func addCounts[N int | int32](counts, d map[string]N) {

@@ -500,7 +500,11 @@ func TestOSADistance(t *testing.T) {
 func TestNameCoverage(t *testing.T) {
 	r := &core.Resource{ID: "1", Catalog: core.National, NameSV: "Fabriksbetong, husbyggnad klimatförbättrad C25/30"}
 	lex := newLexicon()
-	lex.apply(lex.prepare(map[core.Key]*core.Resource{r.Key(): r}))
+	dl, err := lex.prepare(map[core.Key]*core.Resource{r.Key(): r}, func([]core.Key) (map[core.Key]*core.Resource, error) { return nil, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	lex.apply(dl)
 	name := lex.docs[r.Key()].names[0].units
 	for q, want := range map[string]float64{
 		"fabriksbetong husbyggnad klimatförbättrad C25/30": 1,

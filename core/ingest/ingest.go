@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/climatesearch/climatesearch/core"
@@ -76,6 +77,10 @@ type Service struct {
 
 	vq vectorQueue
 	wg sync.WaitGroup
+
+	// whole is set once the index holds every catalog (resumed or rebuilt):
+	// only then is it kept at stop (persist.go).
+	whole atomic.Bool
 }
 
 var _ ports.Ingester = (*Service)(nil)
@@ -106,6 +111,9 @@ const rebuildChunk = 10000
 // and the index. A catalog that fails to load stays unsearchable, and says
 // why, until the next start.
 func (s *Service) Rebuild(ctx context.Context) (int, error) {
+	if ok, err := s.resume(ctx); ok || err != nil {
+		return 0, err
+	}
 	n := 0
 	var errs []error
 	for _, c := range core.Catalogs {
@@ -117,6 +125,7 @@ func (s *Service) Rebuild(ctx context.Context) (int, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", c, err))
 		}
 	}
+	s.whole.Store(len(errs) == 0 && ctx.Err() == nil)
 	return n, errors.Join(errs...)
 }
 

@@ -36,6 +36,15 @@ func (g *gatedIndex) Upsert(ctx context.Context, rs []core.Resource) error {
 	return g.TextIndex.Upsert(ctx, rs)
 }
 
+// Resume is held too: after a clean stop the index is taken up, not
+// rebuilt, and that is the load this test watches.
+func (g *gatedIndex) Resume(ctx context.Context, mark string) (bool, error) {
+	if err := g.wait(ctx); err != nil {
+		return false, err
+	}
+	return g.TextIndex.Resume(ctx, mark)
+}
+
 func (g *gatedIndex) Prepare(ctx context.Context, up []core.Resource, rm []core.Key) (ports.IndexChange, error) {
 	if err := g.wait(ctx); err != nil {
 		return nil, err

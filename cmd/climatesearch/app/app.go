@@ -165,8 +165,10 @@ func newStore(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (ports.Resour
 	return st, st, nil
 }
 
-func newIndex(lc fx.Lifecycle) (ports.TextIndex, error) {
-	ix, err := blugeindex.New()
+// newIndex opens the full-text index kept under the data directory; the
+// ingest service decides at start whether it is taken up or rebuilt.
+func newIndex(lc fx.Lifecycle, cfg config.Config) (ports.TextIndex, error) {
+	ix, err := blugeindex.Open(filepath.Join(cfg.DataDir, "index"))
 	if err != nil {
 		return nil, err
 	}
@@ -269,10 +271,18 @@ func startIngest(lc fx.Lifecycle, svc *ingest.Service, vis *core.Visibility, vec
 			}()
 			return nil
 		},
-		OnStop: func(context.Context) error {
+		OnStop: func(stopCtx context.Context) error {
 			cancel()
 			<-bootDone
 			svc.Wait()
+			// After the last write: the next start takes the index up
+			// instead of rebuilding it.
+			t := time.Now()
+			if err := svc.Persist(stopCtx); err != nil {
+				log.Warn("the search index was not kept; the next start rebuilds it", zap.Error(err))
+			} else {
+				log.Info("search index kept for the next start", zap.Duration("took", time.Since(t)))
+			}
 			return nil
 		},
 	})

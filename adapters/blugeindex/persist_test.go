@@ -1,0 +1,177 @@
+package blugeindex
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/climatesearch/climatesearch/core"
+)
+
+func openIndex(t *testing.T, dir string) *Index {
+	t.Helper()
+	x, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = x.Close() })
+	return x
+}
+
+// TestPersistedIndexResumesWithTheSameAnswers persists an index on disk that
+// went through renames and removals, opens it again under its mark, and asks
+// the dev golden set: the same hits, order and scores as a fresh index of
+// the same resources, and the same lexicon. Changes after the restart read
+// the resources they replace from the index on disk.
+func TestPersistedIndexResumesWithTheSameAnswers(t *testing.T) {
+	ctx := context.Background()
+	golden := loadGolden(t)
+	rs := loadCatalog(t)
+	want := answers(t, newIndex(t, rs), golden)
+
+	dir := t.TempDir()
+	x := openIndex(t, dir)
+	if ok, err := x.Resume(ctx, ""); ok || err != nil {
+		t.Fatalf("a new index resumed: %v %v", ok, err)
+	}
+	renamed := slices.Clone(rs[:40])
+	for i := range renamed {
+		renamed[i].NameSV = "Provnamn " + renamed[i].NameSV
+	}
+	for _, step := range [][]core.Resource{rs[100:], renamed, rs[:100]} {
+		if err := x.Upsert(ctx, step); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := answers(t, x, golden); !slices.Equal(got, want) {
+		t.Fatal("the index on disk answers differently from the one in memory")
+	}
+	mark, err := x.Persist(ctx)
+	if err != nil || mark == "" {
+		t.Fatalf("Persist: %q %v", mark, err)
+	}
+	if _, err := x.Search(ctx, core.TextQuery{Text: "betong"}); err != ErrClosed {
+		t.Fatalf("search after Persist: %v, want ErrClosed", err)
+	}
+
+	y := openIndex(t, dir)
+	if ok, err := y.Resume(ctx, mark); !ok || err != nil {
+		t.Fatalf("Resume with the persisted mark: %v %v", ok, err)
+	}
+	if got := answers(t, y, golden); !slices.Equal(got, want) {
+		t.Error("the resumed index answers differently")
+	}
+	sameLexicon(t, y.lex, x.lex)
+
+	// A change after the restart: its old version comes from the disk.
+	r := rs[7]
+	r.NameSV = "Zebrafärgad skiva"
+	if err := y.Upsert(ctx, []core.Resource{r}); err != nil {
+		t.Fatal(err)
+	}
+	if hits := search(t, y, core.TextQuery{Text: "zebrafärgad"}); len(hits) == 0 || hits[0].Key != r.Key() {
+		t.Fatalf("the renamed resource is not found first: %v", hits)
+	}
+	if err := y.Remove(ctx, []core.Key{r.Key()}); err != nil {
+		t.Fatal(err)
+	}
+	rest := slices.Concat(rs[:7], rs[8:])
+	fresh := newIndex(t, rest)
+	if got, want := answers(t, y, golden), answers(t, fresh, golden); !slices.Equal(got, want) {
+		t.Error("after a change and a removal the resumed index answers differently from a fresh one")
+	}
+	sameLexicon(t, y.lex, fresh.lex)
+}
+
+// TestIndexNotResumedWithoutItsMark covers every way an index on disk may
+// not match the store: the index is then emptied for a rebuild, and a
+// rebuild answers as a fresh index.
+func TestIndexNotResumedWithoutItsMark(t *testing.T) {
+	ctx := context.Background()
+	rs := loadCatalog(t)
+	q := core.TextQuery{Text: "betong"}
+	want := ids(search(t, newIndex(t, rs), q))
+
+	persisted := func(t *testing.T) (string, string) {
+		dir := t.TempDir()
+		x := openIndex(t, dir)
+		if err := x.Upsert(ctx, rs); err != nil {
+			t.Fatal(err)
+		}
+		mark, err := x.Persist(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir, mark
+	}
+	for name, open := range map[string]func(t *testing.T) (*Index, string){
+		"another mark": func(t *testing.T) (*Index, string) {
+			dir, _ := persisted(t)
+			return openIndex(t, dir), "0123"
+		},
+		"no mark from the store": func(t *testing.T) (*Index, string) {
+			dir, _ := persisted(t)
+			return openIndex(t, dir), ""
+		},
+		"closed without Persist (a crash)": func(t *testing.T) (*Index, string) {
+			dir, mark := persisted(t)
+			x := openIndex(t, dir)
+			if err := x.Upsert(ctx, rs[:1]); err != nil {
+				t.Fatal(err)
+			}
+			_ = x.Close()
+			return openIndex(t, dir), mark // the snapshot was taken by the first open
+		},
+		"damaged snapshot": func(t *testing.T) (*Index, string) {
+			dir, mark := persisted(t)
+			path := filepath.Join(dir, snapshotFile)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)/2] ^= 0xff
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return openIndex(t, dir), mark
+		},
+		"truncated snapshot": func(t *testing.T) (*Index, string) {
+			dir, mark := persisted(t)
+			path := filepath.Join(dir, snapshotFile)
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(path, fi.Size()-5); err != nil {
+				t.Fatal(err)
+			}
+			return openIndex(t, dir), mark
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			x, mark := open(t)
+			if ok, err := x.Resume(ctx, mark); ok || err != nil {
+				t.Fatalf("Resume: %v %v, want false", ok, err)
+			}
+			if hits := search(t, x, q); len(hits) != 0 {
+				t.Fatalf("an index not resumed still answers %d hits", len(hits))
+			}
+			if err := x.Upsert(ctx, rs); err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(search(t, x, q)); !slices.Equal(got, want) {
+				t.Errorf("rebuilt index answers %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestInMemoryIndexPersistsNothing: the in-memory index has no mark to give.
+func TestInMemoryIndexPersistsNothing(t *testing.T) {
+	x := newIndex(t, loadCatalog(t)[:10])
+	if mark, err := x.Persist(context.Background()); mark != "" || err != nil {
+		t.Fatalf("Persist of an index in memory: %q %v", mark, err)
+	}
+}

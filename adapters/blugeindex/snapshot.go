@@ -1,0 +1,404 @@
+package blugeindex
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"maps"
+	"math"
+
+	"github.com/climatesearch/climatesearch/core"
+)
+
+// The lexicon snapshot: what the index knows besides bluge's segments,
+// written at a clean stop so that the next start opens the index instead of
+// analysing every resource again. It is a plain binary file (unsigned
+// varints, length-prefixed strings) ending in a CRC-32 of everything before
+// it; a file that does not end so is not used. What can be derived from what
+// it holds (the compound dictionaries and stems, the typo indexes, the id
+// and catalog counts) is derived at load, not stored.
+
+// snapshotMagic starts every snapshot; its last byte is the format version.
+const snapshotMagic = "climatesearch-lexicon\x00\x01"
+
+// snapshotWriter writes the encoding and checksums it.
+type snapshotWriter struct {
+	w   *bufio.Writer
+	crc hash.Hash32
+	buf [binary.MaxVarintLen64]byte
+	err error
+}
+
+func (e *snapshotWriter) bytes(p []byte) {
+	if e.err != nil {
+		return
+	}
+	_, _ = e.crc.Write(p)
+	_, e.err = e.w.Write(p)
+}
+
+func (e *snapshotWriter) uint(v uint64) { e.bytes(e.buf[:binary.PutUvarint(e.buf[:], v)]) }
+
+func (e *snapshotWriter) int(v int64) { e.bytes(e.buf[:binary.PutVarint(e.buf[:], v)]) }
+
+func (e *snapshotWriter) str(s string) {
+	e.uint(uint64(len(s)))
+	if e.err == nil {
+		_, _ = e.crc.Write([]byte(s))
+		_, e.err = e.w.WriteString(s)
+	}
+}
+
+// writeSnapshot encodes the lexicon under a mark.
+func writeSnapshot(w io.Writer, mark string, lex *lexicon) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	e := &snapshotWriter{w: bw, crc: crc32.NewIEEE()}
+	e.bytes([]byte(snapshotMagic))
+	e.str(mark)
+	e.uint(uint64(len(textFields)))
+
+	e.uint(uint64(len(lex.strOf)))
+	for _, s := range lex.strOf {
+		e.str(s)
+	}
+	// Per language: the words and label words with their counts.
+	e.uint(uint64(len(languages)))
+	for _, la := range languages {
+		e.str(string(la.lang))
+		counts(e, lex.words[la.lang])
+		counts(e, lex.labels[la.lang])
+	}
+	for i := range textFields {
+		counts(e, lex.df[i])
+		e.int(lex.fieldDocs[i])
+		e.int(lex.fieldLen[i])
+	}
+	// The documents, each with its part of the thesaurus's name heads.
+	e.uint(uint64(len(lex.docs)))
+	for k, d := range lex.docs {
+		e.str(string(k.Catalog))
+		e.str(k.ID)
+		e.uint(d.hash)
+		for _, n := range d.lens {
+			e.int(int64(n))
+		}
+		e.uint(uint64(len(d.words)))
+		for _, lw := range d.words {
+			e.str(string(lw.lang))
+			e.uint(uint64(len(lw.ids)))
+			for _, id := range lw.ids {
+				e.uint(uint64(id))
+			}
+		}
+		e.uint(uint64(len(d.names)))
+		for _, n := range d.names {
+			e.str(string(n.lang))
+			e.uint(uint64(len(n.units)))
+			for _, u := range n.units {
+				e.uint(uint64(lex.strs[u.head]))
+				e.uint(uint64(len(u.parts)))
+				for _, p := range u.parts {
+					e.uint(uint64(lex.strs[p]))
+				}
+			}
+		}
+		heads := lex.thes.heads[k]
+		e.uint(uint64(len(heads)))
+		for _, h := range heads {
+			e.str(string(h.lang))
+			e.uint(uint64(len(h.terms)))
+			for _, t := range h.terms {
+				e.uint(uint64(lex.strs[t]))
+			}
+		}
+	}
+	// The thesaurus's synonym entries.
+	e.uint(uint64(len(lex.thes.entries)))
+	for lang, entries := range lex.thes.entries {
+		e.str(string(lang))
+		e.uint(uint64(len(entries)))
+		for phrase, keys := range entries {
+			e.str(phrase)
+			e.uint(uint64(len(keys)))
+			for k := range keys {
+				e.str(string(k.Catalog))
+				e.str(k.ID)
+			}
+		}
+	}
+	if e.err != nil {
+		return e.err
+	}
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], e.crc.Sum32())
+	if _, err := bw.Write(sum[:]); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func counts[N int | int32](e *snapshotWriter, m map[string]N) {
+	e.uint(uint64(len(m)))
+	for w, n := range m {
+		e.str(w)
+		e.int(int64(n))
+	}
+}
+
+// errSnapshot says a snapshot cannot be used: another format, truncated or
+// damaged.
+var errSnapshot = errors.New("blugeindex: unusable lexicon snapshot")
+
+// snapshotReader decodes, checksumming what it reads; the first error sticks.
+type snapshotReader struct {
+	r   *bufio.Reader
+	crc hash.Hash32
+	err error
+	one [1]byte
+}
+
+func (d *snapshotReader) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: "+format, append([]any{errSnapshot}, args...)...)
+	}
+}
+
+// ReadByte makes the reader an io.ByteReader for binary.ReadUvarint, with
+// each byte checksummed.
+func (d *snapshotReader) ReadByte() (byte, error) {
+	b, err := d.r.ReadByte()
+	if err == nil {
+		d.one[0] = b
+		_, _ = d.crc.Write(d.one[:])
+	}
+	return b, err
+}
+
+func (d *snapshotReader) uint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadUvarint(d)
+	if err != nil {
+		d.fail("%v", err)
+	}
+	return v
+}
+
+func (d *snapshotReader) int() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadVarint(d)
+	if err != nil {
+		d.fail("%v", err)
+	}
+	return v
+}
+
+// count reads a length and refuses one no file of this size could hold.
+func (d *snapshotReader) count() int {
+	n := d.uint()
+	if n > math.MaxInt32 {
+		d.fail("length %d", n)
+		return 0
+	}
+	return int(n)
+}
+
+func (d *snapshotReader) str() string {
+	n := d.count()
+	if d.err != nil || n == 0 {
+		return ""
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(d.r, b); err != nil {
+		d.fail("%v", err)
+		return ""
+	}
+	_, _ = d.crc.Write(b)
+	return string(b)
+}
+
+// id reads a string table id.
+func (d *snapshotReader) id(table []string) string {
+	i := d.uint()
+	if i >= uint64(len(table)) {
+		d.fail("string id %d of %d", i, len(table))
+		return ""
+	}
+	return table[i]
+}
+
+func readCounts[N int | int32](d *snapshotReader) map[string]N {
+	n := d.count()
+	m := make(map[string]N, min(n, 1<<20))
+	for i := 0; i < n && d.err == nil; i++ {
+		w := d.str()
+		m[w] = N(d.int())
+	}
+	return m
+}
+
+// readSnapshot decodes a snapshot into a new lexicon and returns it with
+// its mark.
+func readSnapshot(r io.Reader) (*lexicon, string, error) {
+	d := &snapshotReader{r: bufio.NewReaderSize(r, 1<<20), crc: crc32.NewIEEE()}
+	magic := make([]byte, len(snapshotMagic))
+	if _, err := io.ReadFull(d.r, magic); err != nil || string(magic) != snapshotMagic {
+		return nil, "", fmt.Errorf("%w: not a snapshot of this version", errSnapshot)
+	}
+	_, _ = d.crc.Write(magic)
+	mark := d.str()
+	if n := d.count(); n != len(textFields) {
+		d.fail("%d fields, this build has %d", n, len(textFields))
+	}
+	lex := newLexicon()
+	strOf := make([]string, d.count())
+	for i := range strOf {
+		strOf[i] = d.str()
+	}
+	lex.strOf = strOf
+	lex.strs = make(map[string]uint32, len(strOf))
+	for i, s := range strOf {
+		lex.strs[s] = uint32(i)
+	}
+	if n := d.count(); n != len(languages) {
+		d.fail("%d languages, this build has %d", n, len(languages))
+	}
+	for _, la := range languages {
+		if d.err != nil {
+			break
+		}
+		if l := core.Lang(d.str()); l != la.lang {
+			d.fail("language %q where %q was expected", l, la.lang)
+		}
+		lex.words[la.lang] = readCounts[int32](d)
+		lex.labels[la.lang] = readCounts[int](d)
+	}
+	for i := range textFields {
+		lex.df[i] = readCounts[int32](d)
+		lex.fieldDocs[i] = d.int()
+		lex.fieldLen[i] = d.int()
+	}
+	docs := d.count()
+	lex.docs = make(map[core.Key]*docAnalysis, docs)
+	lex.ids = make(map[string]int32, 2*docs)
+	// The documents and their small slices come from a few large blocks:
+	// a million allocations less per million documents. Nothing appends to
+	// these slices (a change replaces a document's analysis whole).
+	analyses := make([]docAnalysis, min(docs, 1<<20))
+	lens := make([]int32, len(analyses)*len(textFields))
+	var ids idBlocks
+	for i := 0; i < docs && d.err == nil; i++ {
+		k := core.Key{Catalog: core.CatalogID(d.str()), ID: d.str()}
+		if len(analyses) == 0 {
+			analyses = make([]docAnalysis, min(docs-i, 1<<20))
+			lens = make([]int32, len(analyses)*len(textFields))
+		}
+		doc := &analyses[0]
+		analyses = analyses[1:]
+		doc.hash = d.uint()
+		doc.lens, lens = lens[:len(textFields):len(textFields)], lens[len(textFields):]
+		for j := range doc.lens {
+			doc.lens[j] = int32(d.int())
+		}
+		doc.words = make([]langIDs, d.count())
+		for j := range doc.words {
+			lw := &doc.words[j]
+			lw.lang = core.Lang(d.str())
+			lw.ids = ids.take(d.count())
+			for n := range lw.ids {
+				if lw.ids[n] = uint32(d.uint()); int(lw.ids[n]) >= len(strOf) {
+					d.fail("word id %d of %d", lw.ids[n], len(strOf))
+				}
+			}
+		}
+		doc.names = make([]langNames, d.count())
+		for j := range doc.names {
+			n := &doc.names[j]
+			n.lang = core.Lang(d.str())
+			n.units = make([]nameUnit, d.count())
+			for u := range n.units {
+				n.units[u].head = d.id(strOf)
+				if parts := d.count(); parts > 0 {
+					n.units[u].parts = make([]string, parts)
+					for p := range n.units[u].parts {
+						n.units[u].parts[p] = d.id(strOf)
+					}
+				}
+			}
+		}
+		if heads := d.count(); heads > 0 {
+			hs := make([]langTerms, heads)
+			for j := range hs {
+				hs[j].lang = core.Lang(d.str())
+				hs[j].terms = make([]string, d.count())
+				for t := range hs[j].terms {
+					hs[j].terms[t] = d.id(strOf)
+				}
+			}
+			lex.thes.heads[k] = hs
+		}
+		lex.docs[k] = doc
+		lex.catalogs[k.Catalog]++
+		for _, t := range idTerms(k) {
+			lex.ids[t]++
+		}
+	}
+	langs := d.count()
+	for i := 0; i < langs && d.err == nil; i++ {
+		lang := core.Lang(d.str())
+		entries := make(map[string]map[core.Key]struct{})
+		n := d.count()
+		for j := 0; j < n && d.err == nil; j++ {
+			phrase := d.str()
+			keys := make(map[core.Key]struct{})
+			for m := d.count(); m > 0 && d.err == nil; m-- {
+				keys[core.Key{Catalog: core.CatalogID(d.str()), ID: d.str()}] = struct{}{}
+			}
+			entries[phrase] = keys
+		}
+		lex.thes.entries[lang] = entries
+	}
+	if d.err != nil {
+		return nil, "", d.err
+	}
+	want := d.crc.Sum32()
+	var sum [4]byte
+	if _, err := io.ReadFull(d.r, sum[:]); err != nil || binary.BigEndian.Uint32(sum[:]) != want {
+		return nil, "", fmt.Errorf("%w: checksum", errSnapshot)
+	}
+	if _, err := d.r.ReadByte(); err != io.EOF {
+		return nil, "", fmt.Errorf("%w: data after the checksum", errSnapshot)
+	}
+	// What is derived from the counts: dictionaries, stems, typo indexes.
+	for _, la := range languages {
+		words := make(map[string]bool, len(lex.words[la.lang]))
+		for w := range maps.Keys(lex.words[la.lang]) {
+			words[w] = true
+		}
+		lex.langs[la.lang] = newLangLex(la, words, nil)
+		lex.fuzzy[la.lang] = newFuzzyIndex(lex.labels[la.lang], nil)
+	}
+	return lex, mark, nil
+}
+
+// idBlocks hands out word id slices from large blocks.
+type idBlocks struct{ free []uint32 }
+
+func (b *idBlocks) take(n int) []uint32 {
+	if n > len(b.free) {
+		if n > 1<<12 {
+			return make([]uint32, n)
+		}
+		b.free = make([]uint32, 1<<16)
+	}
+	out := b.free[:n:n]
+	b.free = b.free[n:]
+	return out
+}
