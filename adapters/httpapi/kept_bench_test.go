@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -85,6 +86,21 @@ func (d *discard) Write(b []byte) (int, error) { d.n += len(b); return len(b), n
 //
 //	go test ./adapters/httpapi/ -run '^$' -bench Kept -benchmem
 func BenchmarkKept(b *testing.B) {
+	// The yardstick of test/perf/throughput.sh, in process: gin in release
+	// mode with Recovery answering a short text.
+	b.Run("hello", func(b *testing.B) {
+		gin.SetMode(gin.ReleaseMode)
+		e := gin.New()
+		e.Use(gin.Recovery())
+		e.GET("/", func(c *gin.Context) { c.String(http.StatusOK, "Hello, World!") })
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		w := &discard{h: http.Header{}}
+		b.ReportAllocs()
+		for b.Loop() {
+			clear(w.h)
+			e.ServeHTTP(w, req)
+		}
+	})
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.WarnLevel))
 	api, _ := keptAPI(b, log)
 	for _, c := range []struct{ name, target, header, value string }{

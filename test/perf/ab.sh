@@ -12,7 +12,10 @@
 # of `wrk -t2 -c16 -d$DURATION` (6s) alternate old and new on
 #   search  GET /api/search?q=spånskiva
 #   lookup  GET /api/resources/national:6000000000
-# and print req/s per round. Only the processes it started are stopped.
+# and print per round req/s and the server's CPU time per request (user +
+# system of its process over the run, from /proc, in µs): on a shared
+# machine req/s follows whatever else runs, the CPU a request costs much
+# less. Only the processes it started are stopped.
 set -euo pipefail
 OLD=${1:?usage: ab.sh OLD-BINARY NEW-BINARY}
 NEW=${2:?usage: ab.sh OLD-BINARY NEW-BINARY}
@@ -40,11 +43,23 @@ for p in 19781 19782; do
 	wrk -t2 -c16 -d3s "http://127.0.0.1:$p$SEARCH" >/dev/null
 	wrk -t2 -c16 -d3s "http://127.0.0.1:$p$LOOKUP" >/dev/null
 done
-rate() { wrk -t2 -c16 -d"$DURATION" "$1" | awk '/Requests\/sec/ {print $2}'; }
+TICK=$(getconf CLK_TCK)
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system, in clock ticks
+# rate PID URL: "req/s µs-of-CPU-per-request"
+rate() {
+	local c0 out c1
+	c0=$(cpu "$1")
+	out=$(wrk -t2 -c16 -d"$DURATION" "$2")
+	c1=$(cpu "$1")
+	awk -v c="$((c1 - c0))" -v t="$TICK" '/requests in/ {n=$1} /Requests\/sec/ {r=$2} END {printf "%s %.1f", r, c/t*1e6/n}' <<<"$out"
+}
+echo "ab.sh $(date -u +%FT%TZ) wrk -t2 -c16 -d$DURATION, $ROUNDS rounds, load before $(cut -d' ' -f1-3 /proc/loadavg); columns: req/s, server CPU µs per request"
 for r in $(seq 1 "$ROUNDS"); do
-	for p in 19781 19782; do
+	for i in 0 1; do
+		p=$((19781 + i))
 		name=old
-		[ "$p" = 19782 ] && name=new
-		echo "round $r $name search $(rate "http://127.0.0.1:$p$SEARCH") lookup $(rate "http://127.0.0.1:$p$LOOKUP")"
+		[ "$i" = 1 ] && name=new
+		echo "round $r $name search $(rate "${PIDS[$i]}" "http://127.0.0.1:$p$SEARCH") lookup $(rate "${PIDS[$i]}" "http://127.0.0.1:$p$LOOKUP")"
 	done
 done
+echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
