@@ -103,12 +103,11 @@ func Open(dir string) (*Index, error) {
 }
 
 func loadSnapshot(path string) (*lexicon, string, error) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, "", err
 	}
-	defer func() { _ = f.Close() }()
-	return readSnapshot(f)
+	return readSnapshot(b)
 }
 
 // openWriter opens bluge with the index's similarities and takes its first

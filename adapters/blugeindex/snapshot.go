@@ -5,11 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"hash/crc32"
 	"io"
 	"maps"
-	"math"
+	"sync"
 
 	"github.com/climatesearch/climatesearch/core"
 )
@@ -25,20 +24,17 @@ import (
 // snapshotMagic starts every snapshot; its last byte is the format version.
 const snapshotMagic = "climatesearch-lexicon\x00\x01"
 
-// snapshotWriter writes the encoding and checksums it.
+// snapshotWriter writes the encoding; the first error sticks.
 type snapshotWriter struct {
 	w   *bufio.Writer
-	crc hash.Hash32
 	buf [binary.MaxVarintLen64]byte
 	err error
 }
 
 func (e *snapshotWriter) bytes(p []byte) {
-	if e.err != nil {
-		return
+	if e.err == nil {
+		_, e.err = e.w.Write(p)
 	}
-	_, _ = e.crc.Write(p)
-	_, e.err = e.w.Write(p)
 }
 
 func (e *snapshotWriter) uint(v uint64) { e.bytes(e.buf[:binary.PutUvarint(e.buf[:], v)]) }
@@ -48,15 +44,16 @@ func (e *snapshotWriter) int(v int64) { e.bytes(e.buf[:binary.PutVarint(e.buf[:]
 func (e *snapshotWriter) str(s string) {
 	e.uint(uint64(len(s)))
 	if e.err == nil {
-		_, _ = e.crc.Write([]byte(s))
 		_, e.err = e.w.WriteString(s)
 	}
 }
 
 // writeSnapshot encodes the lexicon under a mark.
 func writeSnapshot(w io.Writer, mark string, lex *lexicon) error {
-	bw := bufio.NewWriterSize(w, 1<<20)
-	e := &snapshotWriter{w: bw, crc: crc32.NewIEEE()}
+	// The checksum is taken over what the buffer flushes, in large blocks.
+	crc := crc32.NewIEEE()
+	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
+	e := &snapshotWriter{w: bw}
 	e.bytes([]byte(snapshotMagic))
 	e.str(mark)
 	e.uint(uint64(len(textFields)))
@@ -133,12 +130,13 @@ func writeSnapshot(w io.Writer, mark string, lex *lexicon) error {
 	if e.err != nil {
 		return e.err
 	}
-	var sum [4]byte
-	binary.BigEndian.PutUint32(sum[:], e.crc.Sum32())
-	if _, err := bw.Write(sum[:]); err != nil {
+	if err := bw.Flush(); err != nil {
 		return err
 	}
-	return bw.Flush()
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], crc.Sum32())
+	_, err := w.Write(sum[:])
+	return err
 }
 
 func counts[N int | int32](e *snapshotWriter, m map[string]N) {
@@ -153,12 +151,12 @@ func counts[N int | int32](e *snapshotWriter, m map[string]N) {
 // damaged.
 var errSnapshot = errors.New("blugeindex: unusable lexicon snapshot")
 
-// snapshotReader decodes, checksumming what it reads; the first error sticks.
+// snapshotReader decodes a snapshot held in memory (its checksum already
+// verified); the first error sticks.
 type snapshotReader struct {
-	r   *bufio.Reader
-	crc hash.Hash32
-	err error
-	one [1]byte
+	b      []byte
+	err    error
+	shorts map[string]string
 }
 
 func (d *snapshotReader) fail(format string, args ...any) {
@@ -167,44 +165,34 @@ func (d *snapshotReader) fail(format string, args ...any) {
 	}
 }
 
-// ReadByte makes the reader an io.ByteReader for binary.ReadUvarint, with
-// each byte checksummed.
-func (d *snapshotReader) ReadByte() (byte, error) {
-	b, err := d.r.ReadByte()
-	if err == nil {
-		d.one[0] = b
-		_, _ = d.crc.Write(d.one[:])
-	}
-	return b, err
-}
-
 func (d *snapshotReader) uint() uint64 {
-	if d.err != nil {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("bad varint")
+		d.b = nil
 		return 0
 	}
-	v, err := binary.ReadUvarint(d)
-	if err != nil {
-		d.fail("%v", err)
-	}
+	d.b = d.b[n:]
 	return v
 }
 
 func (d *snapshotReader) int() int64 {
-	if d.err != nil {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail("bad varint")
+		d.b = nil
 		return 0
 	}
-	v, err := binary.ReadVarint(d)
-	if err != nil {
-		d.fail("%v", err)
-	}
+	d.b = d.b[n:]
 	return v
 }
 
-// count reads a length and refuses one no file of this size could hold.
+// count reads a length and refuses one the rest of the file cannot hold.
 func (d *snapshotReader) count() int {
 	n := d.uint()
-	if n > math.MaxInt32 {
-		d.fail("length %d", n)
+	if n > uint64(len(d.b)) && n > 0 {
+		d.fail("length %d with %d bytes left", n, len(d.b))
+		d.b = nil
 		return 0
 	}
 	return int(n)
@@ -215,13 +203,29 @@ func (d *snapshotReader) str() string {
 	if d.err != nil || n == 0 {
 		return ""
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(d.r, b); err != nil {
-		d.fail("%v", err)
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+// short reads a string of a small set (languages, catalogs) with one copy
+// of each value.
+func (d *snapshotReader) short() string {
+	n := d.count()
+	if d.err != nil || n == 0 {
 		return ""
 	}
-	_, _ = d.crc.Write(b)
-	return string(b)
+	b := d.b[:n]
+	d.b = d.b[n:]
+	if s, ok := d.shorts[string(b)]; ok { // no allocation for the lookup
+		return s
+	}
+	if d.shorts == nil {
+		d.shorts = map[string]string{}
+	}
+	s := string(b)
+	d.shorts[s] = s
+	return s
 }
 
 // id reads a string table id.
@@ -246,13 +250,15 @@ func readCounts[N int | int32](d *snapshotReader) map[string]N {
 
 // readSnapshot decodes a snapshot into a new lexicon and returns it with
 // its mark.
-func readSnapshot(r io.Reader) (*lexicon, string, error) {
-	d := &snapshotReader{r: bufio.NewReaderSize(r, 1<<20), crc: crc32.NewIEEE()}
-	magic := make([]byte, len(snapshotMagic))
-	if _, err := io.ReadFull(d.r, magic); err != nil || string(magic) != snapshotMagic {
+func readSnapshot(b []byte) (*lexicon, string, error) {
+	if len(b) < len(snapshotMagic)+4 || string(b[:len(snapshotMagic)]) != snapshotMagic {
 		return nil, "", fmt.Errorf("%w: not a snapshot of this version", errSnapshot)
 	}
-	_, _ = d.crc.Write(magic)
+	body := b[:len(b)-4]
+	if crc32.ChecksumIEEE(body) != binary.BigEndian.Uint32(b[len(b)-4:]) {
+		return nil, "", fmt.Errorf("%w: checksum", errSnapshot)
+	}
+	d := &snapshotReader{b: body[len(snapshotMagic):]}
 	mark := d.str()
 	if n := d.count(); n != len(textFields) {
 		d.fail("%d fields, this build has %d", n, len(textFields))
@@ -286,8 +292,9 @@ func readSnapshot(r io.Reader) (*lexicon, string, error) {
 		lex.fieldLen[i] = d.int()
 	}
 	docs := d.count()
-	lex.docs = make(map[core.Key]*docAnalysis, docs)
-	lex.ids = make(map[string]int32, 2*docs)
+	keys := make([]core.Key, 0, docs)
+	analysed := make([]*docAnalysis, 0, docs)
+	heads := make(map[int][]langTerms, docs)
 	// The documents and their small slices come from a few large blocks:
 	// a million allocations less per million documents. Nothing appends to
 	// these slices (a change replaces a document's analysis whole).
@@ -295,7 +302,7 @@ func readSnapshot(r io.Reader) (*lexicon, string, error) {
 	lens := make([]int32, len(analyses)*len(textFields))
 	var ids idBlocks
 	for i := 0; i < docs && d.err == nil; i++ {
-		k := core.Key{Catalog: core.CatalogID(d.str()), ID: d.str()}
+		k := core.Key{Catalog: core.CatalogID(d.short()), ID: d.str()}
 		if len(analyses) == 0 {
 			analyses = make([]docAnalysis, min(docs-i, 1<<20))
 			lens = make([]int32, len(analyses)*len(textFields))
@@ -310,7 +317,7 @@ func readSnapshot(r io.Reader) (*lexicon, string, error) {
 		doc.words = make([]langIDs, d.count())
 		for j := range doc.words {
 			lw := &doc.words[j]
-			lw.lang = core.Lang(d.str())
+			lw.lang = core.Lang(d.short())
 			lw.ids = ids.take(d.count())
 			for n := range lw.ids {
 				if lw.ids[n] = uint32(d.uint()); int(lw.ids[n]) >= len(strOf) {
@@ -321,7 +328,7 @@ func readSnapshot(r io.Reader) (*lexicon, string, error) {
 		doc.names = make([]langNames, d.count())
 		for j := range doc.names {
 			n := &doc.names[j]
-			n.lang = core.Lang(d.str())
+			n.lang = core.Lang(d.short())
 			n.units = make([]nameUnit, d.count())
 			for u := range n.units {
 				n.units[u].head = d.id(strOf)
@@ -333,23 +340,45 @@ func readSnapshot(r io.Reader) (*lexicon, string, error) {
 				}
 			}
 		}
-		if heads := d.count(); heads > 0 {
-			hs := make([]langTerms, heads)
+		if n := d.count(); n > 0 {
+			hs := make([]langTerms, n)
 			for j := range hs {
-				hs[j].lang = core.Lang(d.str())
+				hs[j].lang = core.Lang(d.short())
 				hs[j].terms = make([]string, d.count())
 				for t := range hs[j].terms {
 					hs[j].terms[t] = d.id(strOf)
 				}
 			}
-			lex.thes.heads[k] = hs
+			heads[i] = hs
 		}
-		lex.docs[k] = doc
-		lex.catalogs[k.Catalog]++
-		for _, t := range idTerms(k) {
-			lex.ids[t]++
-		}
+		keys = append(keys, k)
+		analysed = append(analysed, doc)
 	}
+	// The maps over documents are built on every core: at a million
+	// documents they are most of the load.
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		lex.docs = make(map[core.Key]*docAnalysis, len(keys))
+		for i, k := range keys {
+			lex.docs[k] = analysed[i]
+		}
+	})
+	wg.Go(func() {
+		lex.ids = make(map[string]int32, 2*len(keys))
+		for _, k := range keys {
+			lex.catalogs[k.Catalog]++
+			for _, t := range idTerms(k) {
+				lex.ids[t]++
+			}
+		}
+	})
+	wg.Go(func() {
+		lex.thes.heads = make(map[core.Key][]langTerms, len(heads))
+		for i, hs := range heads {
+			lex.thes.heads[keys[i]] = hs
+		}
+	})
+	wg.Wait()
 	langs := d.count()
 	for i := 0; i < langs && d.err == nil; i++ {
 		lang := core.Lang(d.str())
@@ -365,16 +394,11 @@ func readSnapshot(r io.Reader) (*lexicon, string, error) {
 		}
 		lex.thes.entries[lang] = entries
 	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("%d bytes after the lexicon", len(d.b))
+	}
 	if d.err != nil {
 		return nil, "", d.err
-	}
-	want := d.crc.Sum32()
-	var sum [4]byte
-	if _, err := io.ReadFull(d.r, sum[:]); err != nil || binary.BigEndian.Uint32(sum[:]) != want {
-		return nil, "", fmt.Errorf("%w: checksum", errSnapshot)
-	}
-	if _, err := d.r.ReadByte(); err != io.EOF {
-		return nil, "", fmt.Errorf("%w: data after the checksum", errSnapshot)
 	}
 	// What is derived from the counts: dictionaries, stems, typo indexes.
 	for _, la := range languages {
