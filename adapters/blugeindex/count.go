@@ -29,7 +29,7 @@ func (x *Index) Count(ctx context.Context, q core.TextQuery) (int, error) {
 	}
 	defer func() { _ = reader.Close() }()
 	lex := x.lex
-	query := buildQuery(analyzeQuery(text, lex), lex, text, q.Lang, q.Catalogs)
+	query := buildQuery(planQuery(analyzeQuery(text, lex), lex, text, q.Lang, q.Catalogs))
 	it, err := reader.Search(ctx, bluge.NewAllMatches(query))
 	if err != nil {
 		return 0, fmt.Errorf("blugeindex: count: %w", err)

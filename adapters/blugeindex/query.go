@@ -130,14 +130,31 @@ func analyzeQuery(text string, lex *lexicon) *textQuery {
 	return tq
 }
 
-// buildQuery turns the analysed query into a bluge query: one clause per
-// (field, term) for the terms the field holds, boosted by the field's weight,
-// the term's relative weight and the language boost, plus the id keyword when
-// the text is an id; restricted to the catalogs when the index holds others.
-// Scores are BM25 (without length normalisation on list fields) over the
-// live documents (see liveBM25), summed over the matching clauses.
-func buildQuery(tq *textQuery, lex *lexicon, raw string, lang core.Lang, catalogs []core.CatalogID) bluge.Query {
-	match := bluge.NewBooleanQuery().SetMinShould(1)
+// clause is one (field, term) of a query: its BM25 weight is the field's
+// weight, the term's relative weight, the language boost and the term's idf
+// over the live documents, all in boost.
+type clause struct {
+	field, term string
+	boost       float64
+}
+
+// plan is a query ready to run: a disjunction of clauses, each scored by
+// the field's BM25 (liveBM25) and summed over the clauses a document
+// matches, restricted to catalogs when it is not nil. buildQuery gives it to
+// bluge; topK runs it over bluge's postings with pruning, to the same scores.
+type plan struct {
+	clauses  []clause
+	catalogs []core.CatalogID
+}
+
+// planQuery turns the analysed query into clauses: one per (field, term)
+// for the terms the field holds, boosted by the field's weight, the term's
+// relative weight and the language boost, plus the id keyword when the text
+// is an id; restricted to the catalogs when the index holds others. Scores
+// are BM25 (without length normalisation on list fields) over the live
+// documents (see liveBM25), summed over the matching clauses.
+func planQuery(tq *textQuery, lex *lexicon, raw string, lang core.Lang, catalogs []core.CatalogID) *plan {
+	p := &plan{}
 	for i, f := range textFields {
 		q := tq.byLang[f.lang]
 		boost := f.weight
@@ -154,19 +171,30 @@ func buildQuery(tq *textQuery, lex *lexicon, raw string, lang core.Lang, catalog
 				// in long texts that mention many products.
 				continue
 			}
-			match.AddShould(bluge.NewTermQuery(t).SetField(f.name).SetBoost(boost * w * lex.idf(i, t)))
+			p.clauses = append(p.clauses, clause{field: f.name, term: t, boost: boost * w * lex.idf(i, t)})
 		}
 	}
 	if id := strings.ToLower(raw); lex.ids[id] > 0 {
 		// Every live document has the id field.
 		idf := bm25IDF(float64(lex.ids[id]), float64(len(lex.docs)))
-		match.AddShould(bluge.NewTermQuery(id).SetField(fieldID).SetBoost(weightID * idf))
+		p.clauses = append(p.clauses, clause{field: fieldID, term: id, boost: weightID * idf})
 	}
+	if lex.needsFilter(catalogs) {
+		p.catalogs = catalogs
+	}
+	return p
+}
 
-	if !lex.needsFilter(catalogs) {
+// buildQuery is the plan as a bluge query.
+func buildQuery(p *plan) bluge.Query {
+	match := bluge.NewBooleanQuery().SetMinShould(1)
+	for _, c := range p.clauses {
+		match.AddShould(bluge.NewTermQuery(c.term).SetField(c.field).SetBoost(c.boost))
+	}
+	if p.catalogs == nil {
 		return match
 	}
-	return bluge.NewBooleanQuery().AddMust(match, catalogFilter(catalogs))
+	return bluge.NewBooleanQuery().AddMust(match, catalogFilter(p.catalogs))
 }
 
 // catalogFilter keeps documents of the given catalogs. Its boost is 0 so it

@@ -15,11 +15,22 @@ import (
 // Search returns the best matches, best first; equal scores are ordered by
 // key so answers are stable. An empty query has no results.
 //
-// The query is analysed in every language (analyzeQuery), the best
-// candidates are found by weighted BM25 over the fields (buildQuery), and
-// rescored by how much of their names the query covers (rerank). Scores are
-// comparable within one answer only.
+// The query is analysed in every language (analyzeQuery), planned as
+// weighted BM25 clauses over the fields (planQuery), its best candidates
+// found by a pruned top-k over bluge's postings (topK), and rescored by how
+// much of their names the query covers (rerank). Scores are comparable
+// within one answer only.
 func (x *Index) Search(ctx context.Context, q core.TextQuery) ([]core.Scored, error) {
+	return x.search(ctx, q, topK)
+}
+
+// finder returns the candidates of a plan: the depth best by settled BM25
+// score and every further match that scores as the last of them, at most
+// 2*depth in all (equal scores cut by key). topK and fullCandidates are the
+// two ways, with the same answer.
+type finder func(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error)
+
+func (x *Index) search(ctx context.Context, q core.TextQuery, find finder) ([]core.Scored, error) {
 	text := core.CleanText(q.Text)
 	if text == "" {
 		return nil, nil
@@ -42,11 +53,11 @@ func (x *Index) Search(ctx context.Context, q core.TextQuery) ([]core.Scored, er
 
 	lex := x.lex
 	tq := analyzeQuery(text, lex)
-	query := buildQuery(tq, lex, text, q.Lang, q.Catalogs)
+	p := planQuery(tq, lex, text, q.Lang, q.Catalogs)
 	// The candidates are the depth best by BM25, rescored by name coverage;
 	// equal scores at the cut never depend on the segment layout (see
-	// candidates).
-	out, err := candidates(ctx, reader, query, max(limit, rerankDepth))
+	// fullCandidates).
+	out, err := find(ctx, reader, p, lex, max(limit, rerankDepth))
 	if err != nil {
 		return nil, err
 	}
@@ -57,9 +68,11 @@ func (x *Index) Search(ctx context.Context, q core.TextQuery) ([]core.Scored, er
 	return out, nil
 }
 
-// candidates returns the depth best hits by BM25 with their keys, and every
-// further hit that scores as the last of them. bluge orders equal scores by
-// its internal document number, which merges may change; taking the whole
+// fullCandidates finds the candidates with bluge's own search, which scores
+// every match: the reference topK must agree with (topk_test.go). It
+// returns the depth best hits by BM25 with their keys, and every further
+// hit that scores as the last of them. bluge orders equal scores by its
+// internal document number, which merges may change; taking the whole
 // group of equal scores at the cut keeps the candidates, and so the answer,
 // independent of the segment layout. The search fetches room for such a
 // group. A larger group (thousands of resources named alike) is cut by key
@@ -67,7 +80,8 @@ func (x *Index) Search(ctx context.Context, q core.TextQuery) ([]core.Scored, er
 // matching document, which doubles the cost of an ordinary search of the
 // real catalog, but costs a sixth of reading and rescoring the whole group
 // (20,000 equal names: 25 against 160 ms).
-func candidates(ctx context.Context, reader *bluge.Reader, query bluge.Query, depth int) ([]core.Scored, error) {
+func fullCandidates(ctx context.Context, reader *bluge.Reader, p *plan, _ *lexicon, depth int) ([]core.Scored, error) {
+	query := buildQuery(p)
 	fetch := 2 * depth
 	it, err := reader.Search(ctx, bluge.NewTopNSearch(fetch, query))
 	if err != nil {

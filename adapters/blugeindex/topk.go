@@ -1,0 +1,428 @@
+package blugeindex
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/blugelabs/bluge"
+	blugesearch "github.com/blugelabs/bluge/search"
+	segment "github.com/blugelabs/bluge_segment_api"
+
+	"github.com/climatesearch/climatesearch/core"
+)
+
+// topK finds the candidates of a plan as fullCandidates does (the same
+// keys, order and scores), without scoring every match: bluge's TopN
+// collector scores each document that holds any query term, so its cost
+// grows with the catalog (a common word matches a tenth of it).
+//
+// It walks the clauses' postings document by document with MaxScore
+// pruning (Turtle and Flood, 1995). Each clause's BM25 score stays below its
+// weight (bluge's BM25 is weight * tf/(tf + k1*norm), the tf part below 1),
+// so once the heap holds the fetch best scores seen, a clause set whose
+// weights add up to less than the fetch-th score cannot bring a document in
+// alone: those clauses are "non-essential", only documents of the others
+// are visited, and a visited document stops being scored as soon as what
+// it has plus the bounds of the clauses not yet read falls short. The
+// result is exact, not an approximation: only documents that cannot reach
+// the cut are skipped.
+//
+// Scores are summed in clause order (so they do not depend on the order
+// in which postings were read) and settled like fullCandidates'; equal
+// scores at the cut are ordered by key, read only for the final candidates.
+func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
+	if len(p.clauses) == 0 {
+		return nil, nil
+	}
+	snap, err := snapshotOf(ctx, reader)
+	if err != nil {
+		return nil, err
+	}
+	sims := similarities(func() *lexicon { return lex })
+	var cs []*cursor
+	defer func() {
+		for _, c := range cs {
+			_ = c.it.Close()
+		}
+	}()
+	for i, cl := range p.clauses {
+		it, err := snap.PostingsIterator([]byte(cl.term), cl.field, true, true, false)
+		if err != nil {
+			return nil, fmt.Errorf("blugeindex: postings of %s:%s: %w", cl.field, cl.term, err)
+		}
+		c := &cursor{it: it, clause: i, ub: cl.boost, scorer: sims[cl.field].Scorer(cl.boost, nil, nil)}
+		cs = append(cs, c)
+		if err := c.next(); err != nil {
+			return nil, err
+		}
+	}
+	filter, err := newCatalogPostings(snap, p.catalogs)
+	if err != nil {
+		return nil, err
+	}
+	defer filter.close()
+
+	// Cursors by bound, lowest first; bounds[i] is the sum of the bounds of
+	// cs[:i+1]. cs[:essential] are the non-essential clauses.
+	slices.SortStableFunc(cs, func(a, b *cursor) int { return cmp.Compare(a.ub, b.ub) })
+	bounds := make([]float64, len(cs))
+	sum := 0.0
+	for i, c := range cs {
+		sum += c.ub
+		bounds[i] = sum
+	}
+
+	fetch := 2 * depth
+	top := newTopScores(fetch)
+	var cands []scoredDoc
+	keepFrom := 0 // cands is filtered by the threshold when it doubles
+	essential := 0
+	// reach is the least raw sum that can settle at or above the threshold:
+	// float32 rounding may lift a sum by one part in 2^24, and the float64
+	// sums of bounds may err in their last bits.
+	reach := math.Inf(-1)
+	parts := make([]part, 0, len(cs))
+	for visited := 0; ; visited++ {
+		if visited&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		// The next document of the essential clauses.
+		doc := uint64(noDoc)
+		for _, c := range cs[essential:] {
+			doc = min(doc, c.doc)
+		}
+		if doc == noDoc {
+			break
+		}
+		parts = parts[:0]
+		partial := 0.0
+		for _, c := range cs[essential:] {
+			if c.doc == doc {
+				s := c.score()
+				partial += s
+				parts = append(parts, part{c.clause, s})
+				if err := c.next(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		// The non-essential clauses, highest bound first, while the
+		// document can still reach the threshold.
+		reached := true
+		for i := essential - 1; i >= 0; i-- {
+			if partial+bounds[i] < reach {
+				reached = false
+				break
+			}
+			c := cs[i]
+			if c.doc < doc {
+				if err := c.advance(doc); err != nil {
+					return nil, err
+				}
+			}
+			if c.doc == doc {
+				s := c.score()
+				partial += s
+				parts = append(parts, part{c.clause, s})
+			}
+		}
+		if !reached || partial < reach {
+			continue
+		}
+		if ok, err := filter.holds(doc); err != nil || !ok {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		score := settle(sumInClauseOrder(parts))
+		if score < top.threshold() {
+			continue
+		}
+		cands = append(cands, scoredDoc{doc, score})
+		if top.add(score) {
+			reach = top.threshold() * (1 - 1e-6)
+			for essential < len(cs) && bounds[essential] < reach {
+				essential++
+			}
+		}
+		if len(cands) >= 2*max(keepFrom, fetch) {
+			cands = keepAbove(cands, top.threshold())
+			keepFrom = len(cands)
+		}
+	}
+	cands = keepAbove(cands, top.threshold())
+	return ranked(snap, cands, depth)
+}
+
+// noDoc marks a cursor past its last posting.
+const noDoc = math.MaxUint64
+
+// cursor is one clause's postings, positioned on a document.
+type cursor struct {
+	it     segment.PostingsIterator
+	scorer blugesearch.Scorer
+	clause int     // the clause's place in the plan
+	ub     float64 // upper bound of its score: the BM25 weight
+	doc    uint64  // current document, noDoc when done
+	freq   int
+	norm   float64
+}
+
+func (c *cursor) next() error {
+	pst, err := c.it.Next()
+	return c.set(pst, err)
+}
+
+// advance moves to the first document at or after doc, which must be after
+// the current one (bluge's postings restart from the beginning otherwise).
+func (c *cursor) advance(doc uint64) error {
+	pst, err := c.it.Advance(doc)
+	return c.set(pst, err)
+}
+
+func (c *cursor) set(pst segment.Posting, err error) error {
+	if err != nil {
+		return fmt.Errorf("blugeindex: read postings: %w", err)
+	}
+	if pst == nil {
+		c.doc = noDoc
+		return nil
+	}
+	// The posting is reused by the next call: copy what scoring needs.
+	c.doc, c.freq, c.norm = pst.Number(), pst.Frequency(), pst.Norm()
+	return nil
+}
+
+// score is the clause's BM25 score of the current document, by the same
+// scorer bluge's term searcher uses.
+func (c *cursor) score() float64 { return c.scorer.Score(c.freq, c.norm) }
+
+// part is one clause's score of a document.
+type part struct {
+	clause int
+	score  float64
+}
+
+// sumInClauseOrder adds a document's clause scores in the plan's order, so
+// the sum does not depend on which clauses were essential when it was read.
+func sumInClauseOrder(parts []part) float64 {
+	// Insertion sort: a document matches a handful of clauses.
+	for i := 1; i < len(parts); i++ {
+		for j := i; j > 0 && parts[j].clause < parts[j-1].clause; j-- {
+			parts[j], parts[j-1] = parts[j-1], parts[j]
+		}
+	}
+	s := 0.0
+	for _, pt := range parts {
+		s += pt.score
+	}
+	return s
+}
+
+// scoredDoc is a candidate before its key is read.
+type scoredDoc struct {
+	doc   uint64
+	score float64
+}
+
+// keepAbove keeps the candidates scoring at least t, in place.
+func keepAbove(cands []scoredDoc, t float64) []scoredDoc {
+	out := cands[:0]
+	for _, c := range cands {
+		if c.score >= t {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// topScores is a min-heap of the n best scores seen: its least is the
+// threshold a document must reach to be a candidate.
+type topScores struct {
+	n int
+	h []float64
+}
+
+func newTopScores(n int) *topScores { return &topScores{n: n, h: make([]float64, 0, n)} }
+
+// threshold is the n-th best score seen, -Inf while fewer were seen.
+func (t *topScores) threshold() float64 {
+	if len(t.h) < t.n {
+		return math.Inf(-1)
+	}
+	return t.h[0]
+}
+
+// add records a score at or above the threshold; it reports whether the
+// threshold rose.
+func (t *topScores) add(s float64) bool {
+	if len(t.h) < t.n {
+		t.h = append(t.h, s)
+		for i := len(t.h) - 1; i > 0; {
+			up := (i - 1) / 2
+			if t.h[up] <= t.h[i] {
+				break
+			}
+			t.h[up], t.h[i] = t.h[i], t.h[up]
+			i = up
+		}
+		return len(t.h) == t.n
+	}
+	if s <= t.h[0] {
+		return false
+	}
+	old := t.h[0]
+	t.h[0] = s
+	for i := 0; ; {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(t.h) && t.h[l] < t.h[least] {
+			least = l
+		}
+		if r < len(t.h) && t.h[r] < t.h[least] {
+			least = r
+		}
+		if least == i {
+			break
+		}
+		t.h[i], t.h[least] = t.h[least], t.h[i]
+		i = least
+	}
+	return t.h[0] > old
+}
+
+// ranked orders the candidates by score, equal scores by key, and keeps
+// what fullCandidates keeps: the depth best and every further one scoring
+// as the last of them, at most 2*depth.
+func ranked(snap blugesearch.Reader, cands []scoredDoc, depth int) ([]core.Scored, error) {
+	type keyed struct {
+		core.Scored
+		id string
+	}
+	out := make([]keyed, len(cands))
+	for i, c := range cands {
+		id, err := storedID(snap, c.doc)
+		if err != nil {
+			return nil, err
+		}
+		key, ok := parseKey(id)
+		if !ok {
+			return nil, fmt.Errorf("blugeindex: hit without a valid key (doc %d)", c.doc)
+		}
+		out[i] = keyed{core.Scored{Key: key, Score: c.score}, id}
+	}
+	slices.SortFunc(out, func(a, b keyed) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	out = out[:min(len(out), 2*depth)]
+	res := make([]core.Scored, 0, len(out))
+	for i, k := range out {
+		if i >= depth && k.Score != out[depth-1].Score {
+			break
+		}
+		res = append(res, k.Scored)
+	}
+	return res, nil
+}
+
+// storedID reads a document's stored _id (`catalog:id`).
+func storedID(snap blugesearch.Reader, doc uint64) (string, error) {
+	var id string
+	err := snap.VisitStoredFields(doc, func(field string, value []byte) bool {
+		if field == "_id" {
+			id = string(value)
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return "", fmt.Errorf("blugeindex: read hit: %w", err)
+	}
+	return id, nil
+}
+
+// catalogPostings keeps the documents of some catalogs (nil: of every
+// one), asked about documents in increasing order.
+type catalogPostings struct {
+	cs []*cursor
+}
+
+func newCatalogPostings(snap blugesearch.Reader, catalogs []core.CatalogID) (*catalogPostings, error) {
+	f := &catalogPostings{}
+	if catalogs == nil {
+		return f, nil
+	}
+	for _, c := range catalogs {
+		it, err := snap.PostingsIterator([]byte(c), fieldCatalog, false, false, false)
+		if err != nil {
+			return nil, fmt.Errorf("blugeindex: postings of catalog %s: %w", c, err)
+		}
+		cur := &cursor{it: it}
+		f.cs = append(f.cs, cur)
+		if err := cur.next(); err != nil {
+			f.close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// holds tells whether doc belongs to one of the catalogs; docs must come
+// in increasing order.
+func (f *catalogPostings) holds(doc uint64) (bool, error) {
+	if f.cs == nil {
+		return true, nil
+	}
+	for _, c := range f.cs {
+		if c.doc < doc {
+			if err := c.advance(doc); err != nil {
+				return false, err
+			}
+		}
+		if c.doc == doc {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (f *catalogPostings) close() {
+	for _, c := range f.cs {
+		if c.it != nil {
+			_ = c.it.Close()
+		}
+	}
+}
+
+// snapshotRequest hands over the index snapshot a bluge.Reader searches:
+// bluge gives a reader's postings only to the searchers of a request.
+type snapshotRequest struct {
+	*bluge.AllMatches
+	snap blugesearch.Reader
+}
+
+func (r *snapshotRequest) Searcher(i blugesearch.Reader, config bluge.Config) (blugesearch.Searcher, error) {
+	r.snap = i
+	return r.AllMatches.Searcher(i, config)
+}
+
+// snapshotOf returns the snapshot of a reader, valid until the reader is
+// closed.
+func snapshotOf(ctx context.Context, reader *bluge.Reader) (blugesearch.Reader, error) {
+	req := &snapshotRequest{AllMatches: bluge.NewAllMatches(bluge.NewMatchNoneQuery())}
+	if _, err := reader.Search(ctx, req); err != nil {
+		return nil, fmt.Errorf("blugeindex: open snapshot: %w", err)
+	}
+	if req.snap == nil {
+		return nil, fmt.Errorf("blugeindex: open snapshot: bluge did not ask for a searcher")
+	}
+	return req.snap, nil
+}

@@ -1,0 +1,175 @@
+package blugeindex
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/test/perf/synth"
+	"github.com/climatesearch/climatesearch/test/shareddata"
+)
+
+// synthResources returns synthetic national resources from..from+n-1
+// (test/perf/synth, seed 1: the resources of the scale benchmarks).
+func synthResources(tb testing.TB, from, n int) []core.Resource {
+	tb.Helper()
+	gen, err := synth.New(shareddata.Root(tb), 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rs := make([]core.Resource, 0, n)
+	for i := from; i < from+n; i++ {
+		it := gen.Item(i, 0)
+		// The fields core/ingest maps a batch item to (synth fills the
+		// per-language ones).
+		rs = append(rs, core.Resource{ID: it.ID, Catalog: core.National, NameSV: it.NameSV, NameEN: it.NameEN,
+			DescriptionSV: it.DescriptionSV, DescriptionEN: it.DescriptionEN, Synonyms: it.Synonyms,
+			Unit: it.Unit, GWPUnit: it.GWPUnit, Category: it.Category, CategoryCode: it.CategoryCode,
+			A1A3: it.A1A3, Version: synth.Version})
+	}
+	return rs
+}
+
+// scaleQueries are the queries test/perf/scale.sh cycles over.
+var scaleQueries = []string{"spånskiva", "betong C30/37", "glasull", "gipsskiva", "plywood", "mineralull",
+	"armeringsstål", "concrete", "insulation", "fönster", "tegel", "diesel"}
+
+// probeQueries derives queries from the resources' own texts: a name's
+// head, its first two words, a word with a letter dropped (a typo), a word
+// of the description, an id; plus the scale queries and a few that match
+// nothing or everything alike.
+func probeQueries(rs []core.Resource, every int) []string {
+	qs := append([]string{"zzzqqq", "skiva", "isolering board", "c30 37", "klimatförbättrad betong C35/45"}, scaleQueries...)
+	for i := 0; i < len(rs); i += every {
+		r := rs[i]
+		words := strings.Fields(strings.NewReplacer(",", " ", "(", " ", ")", " ").Replace(r.NameSV))
+		if len(words) == 0 {
+			continue
+		}
+		qs = append(qs, words[0], r.ID)
+		if len(words) > 1 {
+			qs = append(qs, words[0]+" "+words[1])
+		}
+		if w := words[0]; utf8.RuneCountInString(w) > 5 {
+			rn := []rune(w)
+			qs = append(qs, string(append(rn[:2:2], rn[3:]...)))
+		}
+		if d := strings.Fields(r.DescriptionEN); len(d) > 3 {
+			qs = append(qs, d[3])
+		}
+	}
+	return qs
+}
+
+// samePrunedAndFull asks every query both ways, in several languages,
+// limits and catalog filters, and fails on the first difference in keys,
+// order or scores (compared exactly). It returns how many answers it
+// compared.
+func samePrunedAndFull(t *testing.T, x *Index, queries []string, catalogs [][]core.CatalogID) int {
+	t.Helper()
+	ctx := context.Background()
+	n := 0
+	for _, text := range queries {
+		for _, lang := range []core.Lang{core.Swedish, core.English} {
+			for _, cats := range catalogs {
+				for _, limit := range []int{1, 10, 20, 50, 100} {
+					q := core.TextQuery{Text: text, Lang: lang, Catalogs: cats, Limit: limit}
+					want, err := x.search(ctx, q, fullCandidates)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := x.search(ctx, q, topK)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d := firstDifference(got, want); d != "" {
+						t.Fatalf("%+v: pruned and full search differ: %s", q, d)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+func firstDifference(got, want []core.Scored) string {
+	for i := range max(len(got), len(want)) {
+		switch {
+		case i >= len(got):
+			return fmt.Sprintf("pruned ends at %d, full has %s %v", i, want[i].Key, want[i].Score)
+		case i >= len(want):
+			return fmt.Sprintf("full ends at %d, pruned has %s %v", i, got[i].Key, got[i].Score)
+		case got[i].Key != want[i].Key || math.Float64bits(got[i].Score) != math.Float64bits(want[i].Score):
+			return fmt.Sprintf("#%d: pruned %s %v, full %s %v", i+1, got[i].Key, got[i].Score, want[i].Key, want[i].Score)
+		}
+	}
+	return ""
+}
+
+// TestPrunedSearchEqualsFullOnTheRealCatalog: on the real catalog, the
+// pruned top-k answers the dev golden set and queries drawn from every
+// resource exactly as bluge's full scoring does.
+func TestPrunedSearchEqualsFullOnTheRealCatalog(t *testing.T) {
+	rs := loadCatalog(t)
+	x := newIndex(t, rs)
+	queries := probeQueries(rs, 1)
+	for _, g := range loadGolden(t) {
+		queries = append(queries, g.Q)
+	}
+	n := samePrunedAndFull(t, x, queries, [][]core.CatalogID{nil})
+	t.Logf("%d answers compared", n)
+}
+
+// TestPrunedSearchEqualsFullOnASyntheticCatalog: the same on 4,000
+// synthetic resources (many near-identical siblings, so large groups of
+// equal scores at the cut) beside the real catalog and 300 resources in a
+// second catalog (the catalog filter), loaded in batches with replacements
+// and withdrawals in between: several segments holding deleted documents,
+// as after a history of ingests.
+func TestPrunedSearchEqualsFullOnASyntheticCatalog(t *testing.T) {
+	ctx := context.Background()
+	rs := append(synthResources(t, 0, 4000), loadCatalog(t)...)
+	var dk []core.Resource
+	for i, r := range synthResources(t, 4000, 300) {
+		dk = append(dk, core.Resource{Catalog: core.DKBR, ID: fmt.Sprintf("#S%04d", i), NameDA: r.NameSV, Synonyms: r.Synonyms, Category: r.Category})
+	}
+	x, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = x.Close() })
+	all := append(rs, dk...)
+	for i := 0; i < len(all); i += 500 {
+		chunk := all[i:min(len(all), i+500)]
+		if err := x.Upsert(ctx, chunk); err != nil {
+			t.Fatal(err)
+		}
+		// Replace some of the chunk (renamed, then back) and withdraw a
+		// few for good.
+		var renamed, back, gone []core.Resource
+		for j := 0; j < len(chunk); j += 9 {
+			r := chunk[j].Clone()
+			r.NameSV += " provserie"
+			renamed = append(renamed, r)
+			back = append(back, chunk[j])
+		}
+		for j := 4; j < len(chunk); j += 50 {
+			w := chunk[j].Clone()
+			w.Withdrawn = true
+			gone = append(gone, w)
+		}
+		for _, b := range [][]core.Resource{renamed, back, gone} {
+			if err := x.Upsert(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	queries := probeQueries(rs, 40)
+	n := samePrunedAndFull(t, x, queries, [][]core.CatalogID{nil, {core.National}, {core.DKBR}})
+	t.Logf("%d answers compared", n)
+}
