@@ -6,6 +6,7 @@
 #   ROUNDS=5 DURATION=15s test/perf/throughput.sh
 #   KEEP_ANSWERS=false test/perf/throughput.sh  # every search computed (SERVICE_KEEP_ANSWERS=false)
 #   LOG_LEVEL=info test/perf/throughput.sh      # with the access log (one info line per request, the default level)
+#   BASE_BIN=/tmp/cs-old test/perf/throughput.sh # also an older build, in the same rounds
 #
 # It builds the binary and test/perf/helloworld (gin from go.mod, release
 # mode, Recovery, no logger) from the last commit (git archive HEAD;
@@ -23,7 +24,14 @@
 # the medians, and each endpoint's median ratio to hello-world's median.
 # Both servers stay up for the whole run; wrk shares the 2 cores with the
 # server it loads (the other server is idle).
-# Ports: 18530 (publisher), 18531 (service), 18532 (helloworld), loopback.
+# With BASE_BIN (a binary built from an older commit, e.g. by
+# `git archive OLD | tar -x -C /tmp/old && (cd /tmp/old && go build -o
+# /tmp/cs-old ./cmd/climatesearch)`) that build serves the same catalog
+# beside it and its search and lookup join each round (base-search,
+# base-lookup, right after the service's): before and after in the same
+# run conditions.
+# Ports: 18530 (publisher), 18531 (service), 18532 (helloworld), 18633
+# (BASE_BIN), loopback.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$(pwd)
@@ -59,31 +67,48 @@ PIDS+=($!)
 UP=http://127.0.0.1:$UP_PORT
 for _ in $(seq 100); do curl -fs -o /dev/null "$UP/api/Klimat/v2/GetAllResources/latest/sv/json" && break; sleep 0.1; done
 
-env SERVICE_ADDR=127.0.0.1:$SVC_PORT SERVICE_DATA_DIR="$WORK/data" SERVICE_UPSTREAM_URL=$UP \
-	SERVICE_EXCEL_URL_SV=$UP/missing-sv.xlsx SERVICE_EXCEL_URL_EN=$UP/missing-en.xlsx SERVICE_INGEST_INTERVAL=0 \
-	SERVICE_KEEP_ANSWERS=${KEEP_ANSWERS:-true} SERVICE_LOG_LEVEL=${LOG_LEVEL:-warn} SERVICE_LOG_FORMAT=json "$WORK/climatesearch" >"$WORK/service.log" 2>&1 &
-PIDS+=($!)
+# service BINARY PORT NAME: the service on the stand-in's catalog.
+service() {
+	env SERVICE_ADDR=127.0.0.1:$2 SERVICE_DATA_DIR="$WORK/data-$3" SERVICE_UPSTREAM_URL=$UP \
+		SERVICE_EXCEL_URL_SV=$UP/missing-sv.xlsx SERVICE_EXCEL_URL_EN=$UP/missing-en.xlsx SERVICE_INGEST_INTERVAL=0 \
+		SERVICE_KEEP_ANSWERS=${KEEP_ANSWERS:-true} SERVICE_LOG_LEVEL=${LOG_LEVEL:-warn} SERVICE_LOG_FORMAT=json "$1" >"$WORK/$3.log" 2>&1 &
+	PIDS+=($!)
+}
+# loaded URL NAME: wait until the service at URL holds the 235 resources.
+loaded() {
+	local n=0
+	for _ in $(seq 600); do
+		n=$(curl -fs "$1/api/resources" 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["resources"]))' 2>/dev/null || echo 0)
+		[ "$n" -ge 235 ] && return 0
+		sleep 0.1
+	done
+	log "$2 holds $n resources, want 235"
+	tail -5 "$WORK/$2.log" >&2
+	exit 1
+}
+service "$WORK/climatesearch" $SVC_PORT service
 "$WORK/helloworld" -addr 127.0.0.1:$HW_PORT >"$WORK/helloworld.log" 2>&1 &
 PIDS+=($!)
 SVC=http://127.0.0.1:$SVC_PORT
-n=0
-for _ in $(seq 600); do
-	n=$(curl -fs "$SVC/api/resources" 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["resources"]))' 2>/dev/null || echo 0)
-	[ "$n" -ge 235 ] && break
-	sleep 0.1
-done
-[ "$n" -ge 235 ] || { log "service holds $n resources, want 235"; tail -5 "$WORK/service.log" >&2; exit 1; }
+loaded $SVC service
 curl -fs -o /dev/null "http://127.0.0.1:$HW_PORT/" || { log "helloworld not up"; exit 1; }
 
-declare -A URL=([hello]="http://127.0.0.1:$HW_PORT/" [search]="$SVC/api/search?q=sp%C3%A5nskiva"
-	[lookup]="$SVC/api/resources/national:6000000000")
+SEARCH="/api/search?q=sp%C3%A5nskiva" LOOKUP=/api/resources/national:6000000000
+declare -A URL=([hello]="http://127.0.0.1:$HW_PORT/" [search]="$SVC$SEARCH" [lookup]="$SVC$LOOKUP")
 NAMES=(hello search lookup)
+if [ -n "${BASE_BIN:-}" ]; then
+	BASE=http://127.0.0.1:18633
+	service "$BASE_BIN" 18633 base
+	loaded $BASE base
+	URL[base-search]=$BASE$SEARCH URL[base-lookup]=$BASE$LOOKUP
+	NAMES=(hello search base-search lookup base-lookup)
+fi
 for k in "${NAMES[@]}"; do
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "${URL[$k]}")" = 200 ] || { log "$k: not 200"; exit 1; }
 	wrk -t2 -c16 -d"$WARMUP" "${URL[$k]}" >/dev/null
 done
 declare -A RPS
-echo "throughput.sh $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) source $SOURCE, $(nproc) cores, wrk -t2 -c16 -d$DURATION, $ROUNDS interleaved rounds, load before $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "throughput.sh $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) source $SOURCE${BASE_BIN:+ base $BASE_BIN}, $(nproc) cores, wrk -t2 -c16 -d$DURATION, $ROUNDS interleaved rounds, load before $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
 	line="round $r:"
 	for k in "${NAMES[@]}"; do
@@ -99,6 +124,6 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? 
 HM=$(median <<<"${RPS[hello]}")
 for k in "${NAMES[@]}"; do
 	m=$(median <<<"${RPS[$k]}")
-	printf '%-7s median %9.0f req/s  ratio to hello-world %.2f   (rounds: %s)\n' "$k" "$m" "$(awk -v a="$m" -v b="$HM" 'BEGIN{print a/b}')" "${RPS[$k]}"
+	printf '%-11s median %9.0f req/s  ratio to hello-world %.2f   (rounds: %s)\n' "$k" "$m" "$(awk -v a="$m" -v b="$HM" 'BEGIN{print a/b}')" "${RPS[$k]}"
 done
 echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
