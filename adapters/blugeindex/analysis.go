@@ -65,6 +65,9 @@ type chunk struct {
 }
 
 func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf { // ASCII, most of every text: no table look-ups
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
 	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Mn, r)
 }
 
@@ -80,16 +83,20 @@ func isConnector(r rune) bool {
 // splitChunks cuts text into chunks. A connector glues only when a word
 // character is on both sides: "Sandwich-" or "a / b" do not glue. An
 // English possessive ("Falu's") loses its s.
+//
+// Every resource's every field goes through here, so the pieces of all
+// chunks share one slice (each chunk a capped window of it) instead of a
+// slice per chunk.
 func splitChunks(text string) []chunk {
-	spans := chunkSpans(text)
-	out := make([]chunk, len(spans))
-	for i, ps := range spans {
-		pieces := make([]string, len(ps))
-		for j, p := range ps {
-			pieces[j] = p.text
-		}
-		out[i] = chunk{pieces: pieces}
-	}
+	var out []chunk
+	var pieces []string
+	from := 0
+	walkChunks(text, func(start, end int) {
+		pieces = append(pieces, strings.ToLower(text[start:end]))
+	}, func() {
+		out = append(out, chunk{pieces: pieces[from:len(pieces):len(pieces)]})
+		from = len(pieces)
+	})
 	return out
 }
 
@@ -104,15 +111,25 @@ type pieceSpan struct {
 func chunkSpans(text string) [][]pieceSpan {
 	var out [][]pieceSpan
 	var pieces []pieceSpan
+	walkChunks(text, func(start, end int) {
+		pieces = append(pieces, pieceSpan{start, end, strings.ToLower(text[start:end])})
+	}, func() {
+		out = append(out, pieces)
+		pieces = nil
+	})
+	return out
+}
+
+// walkChunks calls piece with the byte range of every piece of text, in
+// order, and flush after the last piece of each chunk.
+func walkChunks(text string, piece func(start, end int), flush func()) {
+	open := false // a piece was given since the last flush
 	start := -1
-	flush := func() {
-		if len(pieces) > 0 {
-			out = append(out, pieces)
-			pieces = nil
-		}
-	}
 	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
 		if isWordRune(r) {
 			if start < 0 {
 				start = i
@@ -121,11 +138,13 @@ func chunkSpans(text string) [][]pieceSpan {
 			continue
 		}
 		if start >= 0 {
-			pieces = append(pieces, pieceSpan{start, i, strings.ToLower(text[start:i])})
+			piece(start, i)
+			open = true
 			start = -1
 			rest := text[i+size:]
 			if (r == '\'' || r == '’') && isPossessive(rest) {
 				flush()
+				open = false
 				i += size + 1
 				continue
 			}
@@ -134,14 +153,19 @@ func chunkSpans(text string) [][]pieceSpan {
 				continue
 			}
 		}
-		flush()
+		if open {
+			flush()
+			open = false
+		}
 		i += size
 	}
 	if start >= 0 {
-		pieces = append(pieces, pieceSpan{start, len(text), strings.ToLower(text[start:])})
+		piece(start, len(text))
+		open = true
 	}
-	flush()
-	return out
+	if open {
+		flush()
+	}
 }
 
 // isPossessive tells whether rest (the text after an apostrophe) is a lone s.
@@ -314,22 +338,35 @@ func (la *language) analyze(text string, lx *langLex) []term {
 
 // analyzeChunks analyses text already cut into chunks.
 func (la *language) analyzeChunks(chunks []chunk, lx *langLex) []term {
+	n := 0 // a term per piece and per code; compound parts grow it
+	for _, c := range chunks {
+		n += len(c.pieces)
+		if len(c.pieces) > 1 {
+			n++
+		}
+	}
 	var out []term
+	if n > 0 {
+		out = make([]term, 0, n)
+	}
 	unit := 0
 	for _, c := range chunks {
-		kept := c.pieces[:0:0]
+		stops := 0
 		for _, p := range c.pieces {
-			if !la.isStop(p) {
-				kept = append(kept, p)
+			if la.isStop(p) {
+				stops++
 			}
 		}
-		if len(kept) == 0 {
+		if stops == len(c.pieces) {
 			continue
 		}
 		if len(c.pieces) > 1 {
 			out = append(out, term{text: la.stemWith(lx, strings.Join(c.pieces, "")), unit: unit, kind: kindJoined})
 		}
-		for _, p := range kept {
+		for _, p := range c.pieces {
+			if stops > 0 && la.isStop(p) {
+				continue
+			}
 			out = append(out, term{text: la.stemWith(lx, p), unit: unit, kind: kindWord})
 			for _, part := range lx.split(p) {
 				out = append(out, term{text: la.stemWith(lx, part), unit: unit, kind: kindPart})
@@ -339,6 +376,9 @@ func (la *language) analyzeChunks(chunks []chunk, lx *langLex) []term {
 			}
 		}
 		unit++
+	}
+	if len(out) == 0 {
+		return nil // as before: no terms is nil, not empty
 	}
 	return out
 }

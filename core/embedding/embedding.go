@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/ports"
@@ -30,7 +31,29 @@ type Syncer struct {
 	// backlog counts resources changed by ingests whose vectors are still
 	// to be computed in the background.
 	backlog atomic.Int64
+	// writes counts the ingests being applied; see Writing.
+	writes atomic.Int32
 }
+
+// Writing marks an ingest being applied until done is called. Meanwhile
+// Update starts no new batch (one already started finishes: batchSize
+// vectors, tens of milliseconds): an ingest answers once its text is
+// searchable, its analysis runs on every core, and the graph inserts would
+// take half of them, so the vectors (which lag anyway; hybrid search says
+// by how much) wait for it. The vector work is not dropped, only put after
+// the write: between the writes of a bulk load, and after it, it runs on
+// every core.
+func (s *Syncer) Writing() (done func()) {
+	if s == nil {
+		return func() {}
+	}
+	s.writes.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { s.writes.Add(-1) }) }
+}
+
+// yieldPoll is how often a worker held back by an ingest looks again.
+const yieldPoll = 2 * time.Millisecond
 
 // AddBacklog records n more (negative: fewer) resources waiting for their
 // vectors in the background.
@@ -152,6 +175,9 @@ func (s *Syncer) Update(ctx context.Context, upserted []core.Resource, removed [
 	)
 	work := func() {
 		for {
+			for s.writes.Load() > 0 { // an ingest is being applied (see Writing)
+				time.Sleep(yieldPoll)
+			}
 			b := int(next.Add(1) - 1)
 			if b >= batches {
 				return

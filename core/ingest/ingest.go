@@ -280,7 +280,9 @@ func (s *Service) loadFixture(ctx context.Context, catalog core.CatalogID, fix p
 	if n > 0 {
 		return core.IngestResult{}, false, nil
 	}
-	res, err := s.applyLocked(ctx, rel, started, false)
+	done := s.vectors.Writing()
+	defer done()
+	res, err := s.applyLocked(ctx, rel, started, false, done)
 	return res, err == nil, err
 }
 
@@ -317,12 +319,19 @@ func (s *Service) applyMode(ctx context.Context, rel core.Release, started time.
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return s.applyLocked(ctx, rel, started, dryRun)
+	if !dryRun {
+		// Background vectors give way to the write (Syncer.Writing);
+		// released before this ingest's own vectors are computed.
+		done := s.vectors.Writing()
+		defer done()
+		return s.applyLocked(ctx, rel, started, dryRun, done)
+	}
+	return s.applyLocked(ctx, rel, started, dryRun, func() {})
 }
 
 // applyLocked diffs the release against the store and, unless dryRun,
 // writes it. A dry run reports the same counts plus each change's fields.
-func (s *Service) applyLocked(ctx context.Context, rel core.Release, started time.Time, dryRun bool) (core.IngestResult, error) {
+func (s *Service) applyLocked(ctx context.Context, rel core.Release, started time.Time, dryRun bool, written func()) (core.IngestResult, error) {
 	cat := rel.Catalog
 	info := core.CatalogInfo(cat)
 	existing, err := s.existing(ctx, rel)
@@ -446,6 +455,7 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	if err != nil {
 		return core.IngestResult{}, err
 	}
+	written()
 	// Vectors for new and changed resources only (vectors.go).
 	s.updateVectors(ctx, cat, toIndex, toRemove)
 	res.FinishedAt = s.now().UTC() // the answer's time includes the write and the index update

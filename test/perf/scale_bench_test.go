@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +30,8 @@ import (
 //	hybrid        GET /api/search?q=spånskiva&vector=true
 //
 // The load itself is not a sub-benchmark (it is reported once as
-// load-resources/s on the parent). With SCALE_PROFILE=DIR every
+// load-resources/s on the parent, with the process's peak RSS after it as
+// hwm-load-MB); SCALE_LOAD_ONLY=1 stops after the load. With SCALE_PROFILE=DIR every
 // sub-benchmark writes DIR/<name>.cpu (CPU profile of its timed loop only,
 // not of the load) and DIR/<name>.heap (heap profile after its loop), which
 // the process-wide -cpuprofile cannot separate:
@@ -71,12 +73,25 @@ func BenchmarkScale(b *testing.B) {
 		}
 		return res
 	}
+	// With SCALE_PROFILE the load (the POSTs, with the background vectors
+	// they start) and the catch-up of the vectors after it are profiled
+	// too: load.cpu, load.heap (its -sample_index=alloc_space is what the
+	// load allocated), vectors.cpu.
+	stopProf := startProfile(b, profDir, "load")
 	start := time.Now()
 	for from := 0; from < n; from += core.MaxBatchResources {
 		post(gen.Batch(from, min(core.MaxBatchResources, n-from), 0))
 	}
 	loadRate := float64(n) / time.Now().Sub(start).Seconds()
+	stopProf()
 	b.Logf("loaded %d resources at %.0f resources/s", n, loadRate)
+	b.ReportMetric(loadRate, "load-resources/s")
+	b.ReportMetric(float64(vmHWM(b))/(1<<20), "hwm-load-MB")
+	if os.Getenv("SCALE_LOAD_ONLY") != "" {
+		return // the load alone (its rate and peak RSS), no waiting for the vectors
+	}
+	stopProf = startProfile(b, profDir, "vectors")
+	defer func() { stopProf() }()
 	// The timed loops start once the background vectors have caught up
 	// (hybrid search stops noting a backlog): they would share the cores.
 	caught := time.Now()
@@ -85,12 +100,14 @@ func BenchmarkScale(b *testing.B) {
 		if err := json.Unmarshal(call(b, h, http.MethodGet, "/api/search?q=betong&vector=true").Body.Bytes(), &ans); err != nil {
 			b.Fatal(err)
 		}
-		if len(ans.Notes) == 0 {
+		if !vectorBacklog(ans.Notes) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	b.Logf("vectors caught up %.1f s after the load", time.Since(caught).Seconds())
+	stopProf()
+	stopProf = func() {}
 
 	k := n / 2
 	variant := 0
@@ -151,4 +168,46 @@ func BenchmarkScale(b *testing.B) {
 			profile(b, c.name, func() { call(b, h, http.MethodGet, c.target) })
 		})
 	}
+}
+
+// startProfile starts a CPU profile DIR/name.cpu (nothing when dir is
+// empty); the function it returns stops it and writes DIR/name.heap.
+func startProfile(b *testing.B, dir, name string) func() {
+	if dir == "" {
+		return func() {}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, name+".cpu"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		hf, err := os.Create(filepath.Join(dir, name+".heap"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer hf.Close()
+		if err := pprof.Lookup("heap").WriteTo(hf, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// vectorBacklog tells whether a search's notes say that vectors are still
+// being computed (other notes, such as a match set over core.MaxMatchSet at
+// 100,000 resources, stay).
+func vectorBacklog(notes []string) bool {
+	for _, n := range notes {
+		if strings.HasPrefix(n, "vectors are still being computed") {
+			return true
+		}
+	}
+	return false
 }
