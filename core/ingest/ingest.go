@@ -39,6 +39,9 @@ type Config struct {
 	// BootState, when set, is told when the boot ingest of every catalog
 	// has finished or failed (readiness waits for it).
 	BootState BootState
+	// IndexChunk is the most resources one index change holds (see
+	// indexChunks); 0 means DefaultIndexChunk.
+	IndexChunk int
 }
 
 // BootState hears how the boot ingest goes (core.Visibility does).
@@ -88,6 +91,9 @@ var _ ports.Ingester = (*Service)(nil)
 // New returns an ingest service.
 func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, vis *core.Visibility, vectors *embedding.Syncer, events ports.EventPublisher, sources Sources, log *slog.Logger) *Service {
 	cfg.Metrics = ports.MetricsOrNone(cfg.Metrics)
+	if cfg.IndexChunk <= 0 {
+		cfg.IndexChunk = DefaultIndexChunk
+	}
 	s := &Service{
 		cfg: cfg, store: store, index: index, vis: vis, vectors: vectors, events: events, sources: sources, log: log,
 		now:     time.Now,
@@ -438,7 +444,15 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	// the index commit are then published together, so no reader sees the
 	// one without the other. A failure of the index after the store was
 	// written is repaired by the next boot's rebuild: logged, not lost data.
-	change, err := s.index.Prepare(ctx, toIndex, toRemove)
+	//
+	// A change larger than cfg.IndexChunk is indexed in chunks, so a 100,000-row
+	// file holds the analyses and the bluge batch of one chunk at a time
+	// rather than of the whole file: the first chunk is prepared here,
+	// beside running searches, the others after the store write, inside the
+	// publication (readers wait for them, as they wait for the commit; the
+	// change still appears whole and at once).
+	chunks := indexChunks(toIndex, toRemove, s.cfg.IndexChunk)
+	change, err := s.index.Prepare(ctx, chunks[0].upsert, chunks[0].remove)
 	if err != nil {
 		return core.IngestResult{}, core.Unavailablef(err, "indexing %s failed; nothing was changed", cat)
 	}
@@ -447,7 +461,19 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 			change.Discard()
 			return core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
 		}
-		if err := change.Commit(); err != nil {
+		// Stored: the index follows whatever the caller does now.
+		ictx := context.WithoutCancel(ctx)
+		err := change.Commit()
+		for _, ch := range chunks[1:] {
+			if err != nil {
+				break
+			}
+			if change, err = s.index.Prepare(ictx, ch.upsert, ch.remove); err == nil {
+				err = change.Commit()
+			}
+		}
+		if err != nil {
+			s.whole.Store(false) // not kept at stop: the next start rebuilds it
 			s.log.ErrorContext(ctx, "index commit failed; the next start rebuilds the index", "catalog", cat, "error", err)
 		}
 		return nil
@@ -465,6 +491,31 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 		s.publish(ctx, ev) // already stored: this schedules the delivery
 	}
 	return res, nil
+}
+
+// DefaultIndexChunk is the most resources one index change holds: each
+// costs its analysis and its share of a bluge segment in memory until the
+// change is committed. At 10,000 a chunk holds about 60 MB of analyses
+// (synthetic resources of test/perf/synth).
+const DefaultIndexChunk = 10000
+
+type indexPart struct {
+	upsert []core.Resource
+	remove []core.Key
+}
+
+// indexChunks cuts an index change into parts of at most size resources
+// (always one part, perhaps empty). Each key occurs once in a change, so
+// the parts may be committed one after the other.
+func indexChunks(upsert []core.Resource, remove []core.Key, size int) []indexPart {
+	var out []indexPart
+	for len(upsert) > 0 || len(remove) > 0 || len(out) == 0 {
+		n := min(len(upsert), size)
+		m := min(len(remove), size-n)
+		out = append(out, indexPart{upsert: upsert[:n:n], remove: remove[:m:m]})
+		upsert, remove = upsert[n:], remove[m:]
+	}
+	return out
 }
 
 // existing reads the stored resources the diff needs: the whole catalog for
