@@ -40,7 +40,7 @@ type reqInfo struct {
 
 	sw statusWriter
 	// gz is the compress middleware's writer (compress.go); gzTaken says
-	// it is in use (a HEAD runs the engine twice).
+	// it is in use (should the engine run twice for one request).
 	gz      gzipWriter
 	gzTaken bool
 }
