@@ -161,11 +161,54 @@ func (s *Syncer) Update(ctx context.Context, upserted []core.Resource, removed [
 	if err := s.index.Remove(ctx, removed); err != nil {
 		return 0, err
 	}
-	batches := (len(upserted) + batchSize - 1) / batchSize
-	workers := min(runtime.GOMAXPROCS(0), batches)
+	workers := 0
 	if repeats(upserted) {
 		workers = 1
 	}
+	return s.run(ctx, len(upserted), workers, func(from, to int) ([]core.Resource, error) {
+		return upserted[from:to], nil
+	})
+}
+
+// UpdateKeys is Update of the resources stored under keys, read from the
+// store batch by batch as they are embedded, so a caller queuing a large
+// ingest holds keys rather than resources. A key whose resource is
+// withdrawn or gone by then is skipped (its removal is the caller's).
+func (s *Syncer) UpdateKeys(ctx context.Context, keys []core.Key, removed []core.Key) (int, error) {
+	if s == nil {
+		return 0, nil
+	}
+	if err := s.index.Remove(ctx, removed); err != nil {
+		return 0, err
+	}
+	workers := 0
+	if repeatedKeys(keys) {
+		workers = 1
+	}
+	return s.run(ctx, len(keys), workers, func(from, to int) ([]core.Resource, error) {
+		srs, err := s.store.GetMany(ctx, keys[from:to])
+		if err != nil {
+			return nil, err
+		}
+		rs := make([]core.Resource, 0, len(srs))
+		for _, sr := range srs {
+			if !sr.Resource.Withdrawn {
+				rs = append(rs, sr.Resource)
+			}
+		}
+		return rs, nil
+	})
+}
+
+// run embeds, stores and indexes n resources in batches of batchSize,
+// batch(from, to) giving those of [from, to), on up to GOMAXPROCS workers
+// (workers > 0: that many).
+func (s *Syncer) run(ctx context.Context, n, workers int, batch func(from, to int) ([]core.Resource, error)) (int, error) {
+	batches := (n + batchSize - 1) / batchSize
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, batches)
 	var (
 		mu   sync.Mutex
 		done int
@@ -183,9 +226,13 @@ func (s *Syncer) Update(ctx context.Context, upserted []core.Resource, removed [
 				return
 			}
 			start := b * batchSize
-			n, err := s.update(ctx, upserted[start:min(start+batchSize, len(upserted))])
+			rs, err := batch(start, min(start+batchSize, n))
+			k := 0
+			if err == nil && len(rs) > 0 {
+				k, err = s.update(ctx, rs)
+			}
 			mu.Lock()
-			done += n
+			done += k
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -223,6 +270,18 @@ func (s *Syncer) update(ctx context.Context, batch []core.Resource) (int, error)
 		return 0, err
 	}
 	return s.index.UpsertMany(ctx, rows)
+}
+
+// repeatedKeys reports whether a key occurs twice.
+func repeatedKeys(keys []core.Key) bool {
+	seen := make(map[core.Key]struct{}, len(keys))
+	for _, k := range keys {
+		if _, ok := seen[k]; ok {
+			return true
+		}
+		seen[k] = struct{}{}
+	}
+	return false
 }
 
 // repeats reports whether a key occurs twice.

@@ -297,6 +297,81 @@ func TestUpdateBatchesOverlap(t *testing.T) {
 	}
 }
 
+// getMany serves GetMany from the fake store's slice.
+func (f *fakeStore) GetMany(_ context.Context, keys []core.Key) ([]ports.StoredResource, error) {
+	var out []ports.StoredResource
+	for _, k := range keys {
+		for _, sr := range f.stored {
+			if sr.Resource.Key() == k {
+				out = append(out, sr)
+			}
+		}
+	}
+	return out, nil
+}
+
+// TestUpdateKeys: the resources are read from the store as they are
+// embedded: the stored version gets its vector (with the stored content's
+// hash), a withdrawn or missing one none.
+func TestUpdateKeys(t *testing.T) {
+	s, vs, ix, st := newFakes(&fakeEmbedder{})
+	rs := resources(200, func(i int) string { return fmt.Sprintf("resurs %d", i) })
+	keys := make([]core.Key, 0, len(rs)+1)
+	for i, r := range rs {
+		r.NameSV = fmt.Sprintf("lagrad %d", i) // what the store holds now
+		r.Withdrawn = i == 17
+		st.stored = append(st.stored, ports.StoredResource{Resource: r, Hash: core.ContentHash(&r)})
+		keys = append(keys, r.Key())
+	}
+	keys = append(keys, core.Key{Catalog: core.National, ID: "missing"})
+	n, err := s.UpdateKeys(context.Background(), keys, nil)
+	if err != nil || n != len(rs)-1 {
+		t.Fatalf("UpdateKeys = %d, %v; want %d", n, err, len(rs)-1)
+	}
+	for i, sr := range st.stored {
+		vec, indexed := ix.vecs[sr.Resource.Key()]
+		if i == 17 {
+			if indexed {
+				t.Error("a withdrawn resource got a vector")
+			}
+			continue
+		}
+		if !indexed || !equal(vec, vecOf(sr.Resource.NameSV)) || vs.rows[sr.Resource.Key()].Hash != sr.Hash {
+			t.Errorf("%d: indexed %v, or not from the stored version", i, indexed)
+		}
+	}
+}
+
+// TestWritingHoldsBatchesBack: while an ingest is being applied, no batch
+// starts; once it is done, the update finishes.
+func TestWritingHoldsBatchesBack(t *testing.T) {
+	s, _, ix, _ := newFakes(&fakeEmbedder{})
+	rs := resources(3*batchSize, func(i int) string { return fmt.Sprintf("resurs %d", i) })
+	done := s.Writing()
+	finished := make(chan int)
+	go func() {
+		n, _ := s.Update(context.Background(), rs, nil)
+		finished <- n
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if got := ix.Len(); got != 0 {
+		t.Errorf("%d vectors indexed while an ingest was being applied, want 0", got)
+	}
+	done()
+	done() // a second call changes nothing
+	select {
+	case n := <-finished:
+		if n != len(rs) {
+			t.Errorf("Update = %d, want %d", n, len(rs))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Update still held back after the ingest was done")
+	}
+	if s.writes.Load() != 0 {
+		t.Errorf("writes = %d after done", s.writes.Load())
+	}
+}
+
 // TestBoot loads the stored vectors of unchanged live resources in one
 // UpsertMany, embeds the changed and the missing, and skips the withdrawn.
 func TestBoot(t *testing.T) {

@@ -352,7 +352,7 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	res := core.IngestResult{Catalog: cat, Origin: rel.Origin, Version: rel.Version, Seen: len(rel.Resources) + rel.Rejected, Rejected: rel.Rejected, StartedAt: started.UTC()}
 	var puts []ports.StoredResource
 	var changes []core.ResourceChange
-	var toIndex []core.Resource
+	var changed []int // indexes in puts of the new and changed resources
 	var toRemove []core.Key
 	seen := make(map[string]bool, len(rel.Resources))
 	for _, r := range rel.Resources {
@@ -378,7 +378,7 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 		case !had || old.Hash != hash || old.Resource.Withdrawn:
 			res.Upserted++
 			res.Changed = append(res.Changed, r.Ref())
-			toIndex = append(toIndex, r)
+			changed = append(changed, len(puts)) // r is put below
 			// Field names cost two encodings; a dry run lists every
 			// change, an event only the first MaxEventChanges.
 			if dryRun || len(changes) < core.MaxEventChanges {
@@ -451,8 +451,8 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	// beside running searches, the others after the store write, inside the
 	// publication (readers wait for them, as they wait for the commit; the
 	// change still appears whole and at once).
-	chunks := indexChunks(toIndex, toRemove, s.cfg.IndexChunk)
-	change, err := s.index.Prepare(ctx, chunks[0].upsert, chunks[0].remove)
+	chunks := indexChunks(changed, toRemove, s.cfg.IndexChunk)
+	change, err := s.index.Prepare(ctx, resourcesAt(puts, chunks[0].upsert), chunks[0].remove)
 	if err != nil {
 		return core.IngestResult{}, core.Unavailablef(err, "indexing %s failed; nothing was changed", cat)
 	}
@@ -468,7 +468,7 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 			if err != nil {
 				break
 			}
-			if change, err = s.index.Prepare(ictx, ch.upsert, ch.remove); err == nil {
+			if change, err = s.index.Prepare(ictx, resourcesAt(puts, ch.upsert), ch.remove); err == nil {
 				err = change.Commit()
 			}
 		}
@@ -483,7 +483,7 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	}
 	written()
 	// Vectors for new and changed resources only (vectors.go).
-	s.updateVectors(ctx, cat, toIndex, toRemove)
+	s.updateVectors(ctx, cat, puts, changed, toRemove)
 	res.FinishedAt = s.now().UTC() // the answer's time includes the write and the index update
 	s.log.InfoContext(ctx, "ingest applied", "catalog", cat, "origin", res.Origin, "version", res.Version,
 		"seen", res.Seen, "upserted", res.Upserted, "unchanged", res.Unchanged, "rejected", res.Rejected, "withdrawn", res.Withdrawn)
@@ -500,20 +500,30 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 const DefaultIndexChunk = 10000
 
 type indexPart struct {
-	upsert []core.Resource
+	upsert []int // indexes in the change's puts
 	remove []core.Key
 }
 
 // indexChunks cuts an index change into parts of at most size resources
 // (always one part, perhaps empty). Each key occurs once in a change, so
 // the parts may be committed one after the other.
-func indexChunks(upsert []core.Resource, remove []core.Key, size int) []indexPart {
+func indexChunks(upsert []int, remove []core.Key, size int) []indexPart {
 	var out []indexPart
 	for len(upsert) > 0 || len(remove) > 0 || len(out) == 0 {
 		n := min(len(upsert), size)
 		m := min(len(remove), size-n)
 		out = append(out, indexPart{upsert: upsert[:n:n], remove: remove[:m:m]})
 		upsert, remove = upsert[n:], remove[m:]
+	}
+	return out
+}
+
+// resourcesAt copies the resources of puts at the indexes at: an index
+// part's resources, made when it is prepared rather than all at once.
+func resourcesAt(puts []ports.StoredResource, at []int) []core.Resource {
+	out := make([]core.Resource, len(at))
+	for i, j := range at {
+		out[i] = puts[j].Resource
 	}
 	return out
 }

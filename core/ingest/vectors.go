@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
 )
 
 // vectorQueue holds the vector updates that run in the background, in the
@@ -16,9 +17,14 @@ type vectorQueue struct {
 	running bool
 }
 
+// vectorJob is one ingest's vector update. It holds the keys of the new
+// and changed resources, not the resources: a bulk load can queue a
+// million of them while the vectors lag, and the worker reads each batch
+// back from the store when it gets to it (embedding the version stored
+// then, which a later job of the same key would embed anyway).
 type vectorJob struct {
 	catalog core.CatalogID
-	upsert  []core.Resource
+	upsert  []core.Key
 	remove  []core.Key
 }
 
@@ -30,20 +36,26 @@ type vectorJob struct {
 // wait for minutes of embedding and graph building. A failing embedder
 // leaves resources without vectors (full text still finds them); the next
 // boot retries.
-func (s *Service) updateVectors(ctx context.Context, cat core.CatalogID, upsert []core.Resource, remove []core.Key) {
-	if s.vectors == nil || len(upsert)+len(remove) == 0 {
+//
+// The new and changed resources are puts[changed[i]].
+func (s *Service) updateVectors(ctx context.Context, cat core.CatalogID, puts []ports.StoredResource, changed []int, remove []core.Key) {
+	if s.vectors == nil || len(changed)+len(remove) == 0 {
 		return
 	}
 	s.vq.mu.Lock()
-	if !s.vq.running && len(upsert) <= syncEmbedLimit {
+	if !s.vq.running && len(changed) <= syncEmbedLimit {
 		s.vq.mu.Unlock()
-		if _, err := s.vectors.Update(ctx, upsert, remove); err != nil {
+		if _, err := s.vectors.Update(ctx, resourcesAt(puts, changed), remove); err != nil {
 			s.log.ErrorContext(ctx, "embedding failed; affected resources are found by full-text only until the next boot", "catalog", cat, "error", err)
 		}
 		return
 	}
-	s.vq.jobs = append(s.vq.jobs, vectorJob{catalog: cat, upsert: upsert, remove: remove})
-	s.vectors.AddBacklog(len(upsert))
+	keys := make([]core.Key, len(changed))
+	for i, j := range changed {
+		keys[i] = puts[j].Resource.Key()
+	}
+	s.vq.jobs = append(s.vq.jobs, vectorJob{catalog: cat, upsert: keys, remove: remove})
+	s.vectors.AddBacklog(len(keys))
 	if !s.vq.running {
 		s.vq.running = true
 		s.wg.Add(1)
@@ -71,7 +83,7 @@ func (s *Service) runVectors(ctx context.Context) {
 		s.vq.mu.Unlock()
 
 		start := s.now()
-		n, err := s.vectors.Update(ctx, job.upsert, job.remove)
+		n, err := s.vectors.UpdateKeys(ctx, job.upsert, job.remove)
 		s.vectors.AddBacklog(-len(job.upsert))
 		if err != nil {
 			s.log.Error("background embedding failed; affected resources are found by full-text only until the next boot", "catalog", job.catalog, "error", err)

@@ -87,7 +87,8 @@ func BenchmarkFileApply(b *testing.B) {
 			b.Fatalf("apply: %v %+v", err, res)
 		}
 		b.ReportMetric(took.Seconds(), "apply-s")
-		b.ReportMetric(float64(vmHWM(b))/(1<<20), "hwm-applied-MB")
+		hwmApplied := vmHWM(b)
+		b.ReportMetric(float64(hwmApplied)/(1<<20), "hwm-applied-MB")
 		caught := time.Now()
 		for {
 			var ans core.SearchResponse
@@ -102,6 +103,9 @@ func BenchmarkFileApply(b *testing.B) {
 		b.ReportMetric(time.Since(caught).Seconds(), "vectors-s")
 		b.ReportMetric(float64(vmHWM(b))/(1<<20), "hwm-vectors-MB")
 		b.ReportMetric(float64(peak.stop(b))/1e6, "peak-heap-MB")
+		// Also logged: a failure later (stopping the app) drops the metrics.
+		b.Logf("%d rows: apply %.1f s, peak heap %.0f MB, VmHWM %.0f MiB after the apply, vectors %.1f s later",
+			n, took.Seconds(), float64(peak.max)/1e6, float64(hwmApplied)/(1<<20), time.Since(caught).Seconds())
 	}
 }
 

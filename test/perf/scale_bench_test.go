@@ -29,9 +29,10 @@ import (
 //	search        GET /api/search?q=spånskiva
 //	hybrid        GET /api/search?q=spånskiva&vector=true
 //
-// The load itself is not a sub-benchmark (it is reported once as
-// load-resources/s on the parent, with the process's peak RSS after it as
-// hwm-load-MB); SCALE_LOAD_ONLY=1 stops after the load. With SCALE_PROFILE=DIR every
+// The load itself is not a sub-benchmark: the parent reports it once
+// (load-resources/s; the process's peak RSS after it, hwm-load-MB; how long
+// the background vectors took to catch up after it, vectors-s, and the peak
+// RSS then, hwm-vectors-MB). -bench 'Scale$' runs the load alone. With SCALE_PROFILE=DIR every
 // sub-benchmark writes DIR/<name>.cpu (CPU profile of its timed loop only,
 // not of the load) and DIR/<name>.heap (heap profile after its loop), which
 // the process-wide -cpuprofile cannot separate:
@@ -84,12 +85,9 @@ func BenchmarkScale(b *testing.B) {
 	}
 	loadRate := float64(n) / time.Now().Sub(start).Seconds()
 	stopProf()
-	b.Logf("loaded %d resources at %.0f resources/s", n, loadRate)
+	b.Logf("loaded %d resources at %.0f resources/s; VmHWM %.0f MiB", n, loadRate, float64(vmHWM(b))/(1<<20))
 	b.ReportMetric(loadRate, "load-resources/s")
 	b.ReportMetric(float64(vmHWM(b))/(1<<20), "hwm-load-MB")
-	if os.Getenv("SCALE_LOAD_ONLY") != "" {
-		return // the load alone (its rate and peak RSS), no waiting for the vectors
-	}
 	stopProf = startProfile(b, profDir, "vectors")
 	defer func() { stopProf() }()
 	// The timed loops start once the background vectors have caught up
@@ -105,7 +103,9 @@ func BenchmarkScale(b *testing.B) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	b.Logf("vectors caught up %.1f s after the load", time.Since(caught).Seconds())
+	b.Logf("vectors caught up %.1f s after the load; VmHWM %.0f MiB", time.Since(caught).Seconds(), float64(vmHWM(b))/(1<<20))
+	b.ReportMetric(time.Since(caught).Seconds(), "vectors-s")
+	b.ReportMetric(float64(vmHWM(b))/(1<<20), "hwm-vectors-MB")
 	stopProf()
 	stopProf = func() {}
 
