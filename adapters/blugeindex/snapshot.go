@@ -1,14 +1,17 @@
 package blugeindex
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"maps"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/climatesearch/climatesearch/core"
 )
@@ -22,39 +25,28 @@ import (
 // and catalog counts) is derived at load, not stored.
 
 // snapshotMagic starts every snapshot; its last byte is the format version.
-const snapshotMagic = "climatesearch-lexicon\x00\x01"
+const snapshotMagic = "climatesearch-lexicon\x00\x02"
 
-// snapshotWriter writes the encoding; the first error sticks.
-type snapshotWriter struct {
-	w   *bufio.Writer
-	buf [binary.MaxVarintLen64]byte
-	err error
-}
+// snapshotWriter appends the encoding to a buffer.
+type snapshotWriter struct{ b []byte }
 
-func (e *snapshotWriter) bytes(p []byte) {
-	if e.err == nil {
-		_, e.err = e.w.Write(p)
-	}
-}
+func (e *snapshotWriter) uint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 
-func (e *snapshotWriter) uint(v uint64) { e.bytes(e.buf[:binary.PutUvarint(e.buf[:], v)]) }
-
-func (e *snapshotWriter) int(v int64) { e.bytes(e.buf[:binary.PutVarint(e.buf[:], v)]) }
+func (e *snapshotWriter) int(v int64) { e.b = binary.AppendVarint(e.b, v) }
 
 func (e *snapshotWriter) str(s string) {
 	e.uint(uint64(len(s)))
-	if e.err == nil {
-		_, e.err = e.w.WriteString(s)
-	}
+	e.b = append(e.b, s...)
 }
+
+// snapshotChunks is how many parts the documents are written in: each is
+// encoded and decoded on its own core.
+const snapshotChunks = 8
 
 // writeSnapshot encodes the lexicon under a mark.
 func writeSnapshot(w io.Writer, mark string, lex *lexicon) error {
-	// The checksum is taken over what the buffer flushes, in large blocks.
-	crc := crc32.NewIEEE()
-	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
-	e := &snapshotWriter{w: bw}
-	e.bytes([]byte(snapshotMagic))
+	e := &snapshotWriter{b: make([]byte, 0, 1<<20)}
+	e.b = append(e.b, snapshotMagic...)
 	e.str(mark)
 	e.uint(uint64(len(textFields)))
 
@@ -74,44 +66,22 @@ func writeSnapshot(w io.Writer, mark string, lex *lexicon) error {
 		e.int(lex.fieldDocs[i])
 		e.int(lex.fieldLen[i])
 	}
-	// The documents, each with its part of the thesaurus's name heads.
-	e.uint(uint64(len(lex.docs)))
-	for k, d := range lex.docs {
-		e.str(string(k.Catalog))
-		e.str(k.ID)
-		e.uint(d.hash)
-		for _, n := range d.lens {
-			e.int(int64(n))
+	// The documents, each with its part of the thesaurus's name heads, in
+	// chunks encoded side by side, each written as its count, its length
+	// in bytes and its bytes.
+	keys := slices.Collect(maps.Keys(lex.docs))
+	parts := make([]snapshotWriter, snapshotChunks)
+	onCores(len(parts), func(c int) {
+		for _, k := range keys[c*len(keys)/len(parts) : (c+1)*len(keys)/len(parts)] {
+			parts[c].doc(lex, k)
 		}
-		e.uint(uint64(len(d.words)))
-		for _, lw := range d.words {
-			e.str(string(lw.lang))
-			e.uint(uint64(len(lw.ids)))
-			for _, id := range lw.ids {
-				e.uint(uint64(id))
-			}
-		}
-		e.uint(uint64(len(d.names)))
-		for _, n := range d.names {
-			e.str(string(n.lang))
-			e.uint(uint64(len(n.units)))
-			for _, u := range n.units {
-				e.uint(uint64(lex.strs[u.head]))
-				e.uint(uint64(len(u.parts)))
-				for _, p := range u.parts {
-					e.uint(uint64(lex.strs[p]))
-				}
-			}
-		}
-		heads := lex.thes.heads[k]
-		e.uint(uint64(len(heads)))
-		for _, h := range heads {
-			e.str(string(h.lang))
-			e.uint(uint64(len(h.terms)))
-			for _, t := range h.terms {
-				e.uint(uint64(lex.strs[t]))
-			}
-		}
+	})
+	e.uint(uint64(len(parts)))
+	for c := range parts {
+		e.uint(uint64((c+1)*len(keys)/len(parts) - c*len(keys)/len(parts)))
+		e.uint(uint64(len(parts[c].b)))
+		e.b = append(e.b, parts[c].b...)
+		parts[c].b = nil
 	}
 	// The thesaurus's synonym entries.
 	e.uint(uint64(len(lex.thes.entries)))
@@ -127,16 +97,49 @@ func writeSnapshot(w io.Writer, mark string, lex *lexicon) error {
 			}
 		}
 	}
-	if e.err != nil {
-		return e.err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	var sum [4]byte
-	binary.BigEndian.PutUint32(sum[:], crc.Sum32())
-	_, err := w.Write(sum[:])
+	e.b = binary.BigEndian.AppendUint32(e.b, crc32.ChecksumIEEE(e.b))
+	_, err := w.Write(e.b)
 	return err
+}
+
+// doc encodes one document.
+func (e *snapshotWriter) doc(lex *lexicon, k core.Key) {
+	d := lex.docs[k]
+	e.str(string(k.Catalog))
+	e.str(k.ID)
+	e.uint(d.hash)
+	for _, n := range d.lens {
+		e.int(int64(n))
+	}
+	e.uint(uint64(len(d.words)))
+	for _, lw := range d.words {
+		e.str(string(lw.lang))
+		e.uint(uint64(len(lw.ids)))
+		for _, id := range lw.ids {
+			e.uint(uint64(id))
+		}
+	}
+	e.uint(uint64(len(d.names)))
+	for _, n := range d.names {
+		e.str(string(n.lang))
+		e.uint(uint64(len(n.units)))
+		for _, u := range n.units {
+			e.uint(uint64(lex.strs[u.head]))
+			e.uint(uint64(len(u.parts)))
+			for _, p := range u.parts {
+				e.uint(uint64(lex.strs[p]))
+			}
+		}
+	}
+	heads := lex.thes.heads[k]
+	e.uint(uint64(len(heads)))
+	for _, h := range heads {
+		e.str(string(h.lang))
+		e.uint(uint64(len(h.terms)))
+		for _, t := range h.terms {
+			e.uint(uint64(lex.strs[t]))
+		}
+	}
 }
 
 func counts[N int | int32](e *snapshotWriter, m map[string]N) {
@@ -251,6 +254,10 @@ func readCounts[N int | int32](d *snapshotReader) map[string]N {
 // readSnapshot decodes a snapshot into a new lexicon and returns it with
 // its mark.
 func readSnapshot(b []byte) (*lexicon, string, error) {
+	// What is decoded is kept: collecting meanwhile would only scan the
+	// growing lexicon again and again (at a million documents, a third of
+	// the load). The process is starting; nothing else allocates much.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	if len(b) < len(snapshotMagic)+4 || string(b[:len(snapshotMagic)]) != snapshotMagic {
 		return nil, "", fmt.Errorf("%w: not a snapshot of this version", errSnapshot)
 	}
@@ -291,68 +298,42 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 		lex.fieldDocs[i] = d.int()
 		lex.fieldLen[i] = d.int()
 	}
-	docs := d.count()
-	keys := make([]core.Key, 0, docs)
-	analysed := make([]*docAnalysis, 0, docs)
-	heads := make(map[int][]langTerms, docs)
-	// The documents and their small slices come from a few large blocks:
-	// a million allocations less per million documents. Nothing appends to
-	// these slices (a change replaces a document's analysis whole).
-	analyses := make([]docAnalysis, min(docs, 1<<20))
-	lens := make([]int32, len(analyses)*len(textFields))
-	var ids idBlocks
-	for i := 0; i < docs && d.err == nil; i++ {
-		k := core.Key{Catalog: core.CatalogID(d.short()), ID: d.str()}
-		if len(analyses) == 0 {
-			analyses = make([]docAnalysis, min(docs-i, 1<<20))
-			lens = make([]int32, len(analyses)*len(textFields))
+	// The documents: each chunk decoded on its own core, with its own
+	// blocks (see docChunk).
+	chunks := make([]docChunk, d.count())
+	if len(chunks) > 1<<10 {
+		d.fail("%d chunks", len(chunks))
+		chunks = nil
+	}
+	for c := range chunks {
+		chunks[c].n = d.count()
+		size := d.count()
+		if d.err != nil {
+			break
 		}
-		doc := &analyses[0]
-		analyses = analyses[1:]
-		doc.hash = d.uint()
-		doc.lens, lens = lens[:len(textFields):len(textFields)], lens[len(textFields):]
-		for j := range doc.lens {
-			doc.lens[j] = int32(d.int())
+		chunks[c].r = snapshotReader{b: d.b[:size]}
+		d.b = d.b[size:]
+	}
+	if d.err != nil {
+		return nil, "", d.err
+	}
+	onCores(len(chunks), func(c int) { chunks[c].decode(strOf) })
+	var keys []core.Key
+	var analysed []*docAnalysis
+	heads := map[int][]langTerms{}
+	for c := range chunks {
+		if err := chunks[c].r.err; err != nil {
+			return nil, "", err
 		}
-		doc.words = make([]langIDs, d.count())
-		for j := range doc.words {
-			lw := &doc.words[j]
-			lw.lang = core.Lang(d.short())
-			lw.ids = ids.take(d.count())
-			for n := range lw.ids {
-				if lw.ids[n] = uint32(d.uint()); int(lw.ids[n]) >= len(strOf) {
-					d.fail("word id %d of %d", lw.ids[n], len(strOf))
-				}
-			}
+		if len(chunks[c].r.b) != 0 {
+			return nil, "", fmt.Errorf("%w: %d bytes after a chunk of documents", errSnapshot, len(chunks[c].r.b))
 		}
-		doc.names = make([]langNames, d.count())
-		for j := range doc.names {
-			n := &doc.names[j]
-			n.lang = core.Lang(d.short())
-			n.units = make([]nameUnit, d.count())
-			for u := range n.units {
-				n.units[u].head = d.id(strOf)
-				if parts := d.count(); parts > 0 {
-					n.units[u].parts = make([]string, parts)
-					for p := range n.units[u].parts {
-						n.units[u].parts[p] = d.id(strOf)
-					}
-				}
-			}
+		for i, hs := range chunks[c].heads {
+			heads[len(keys)+i] = hs
 		}
-		if n := d.count(); n > 0 {
-			hs := make([]langTerms, n)
-			for j := range hs {
-				hs[j].lang = core.Lang(d.short())
-				hs[j].terms = make([]string, d.count())
-				for t := range hs[j].terms {
-					hs[j].terms[t] = d.id(strOf)
-				}
-			}
-			heads[i] = hs
-		}
-		keys = append(keys, k)
-		analysed = append(analysed, doc)
+		keys = append(keys, chunks[c].keys...)
+		analysed = append(analysed, chunks[c].docs...)
+		chunks[c] = docChunk{}
 	}
 	// The maps over documents are built on every core: at a million
 	// documents they are most of the load.
@@ -412,6 +393,77 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 	return lex, mark, nil
 }
 
+// docChunk is one chunk of the documents of a snapshot, decoded on its own.
+type docChunk struct {
+	n     int
+	r     snapshotReader
+	keys  []core.Key
+	docs  []*docAnalysis
+	heads map[int][]langTerms // by index into keys
+}
+
+// decode reads the chunk's documents. The documents and their small slices
+// come from a few large blocks: a million allocations less per million
+// documents. Nothing appends to these slices (a change replaces a
+// document's analysis whole).
+func (c *docChunk) decode(strOf []string) {
+	d := &c.r
+	c.keys = make([]core.Key, 0, c.n)
+	c.docs = make([]*docAnalysis, 0, c.n)
+	c.heads = map[int][]langTerms{}
+	analyses := make([]docAnalysis, c.n)
+	lens := make([]int32, c.n*len(textFields))
+	var ids idBlocks
+	for i := 0; i < c.n && d.err == nil; i++ {
+		k := core.Key{Catalog: core.CatalogID(d.short()), ID: d.str()}
+		doc := &analyses[i]
+		doc.hash = d.uint()
+		doc.lens, lens = lens[:len(textFields):len(textFields)], lens[len(textFields):]
+		for j := range doc.lens {
+			doc.lens[j] = int32(d.int())
+		}
+		doc.words = make([]langIDs, d.count())
+		for j := range doc.words {
+			lw := &doc.words[j]
+			lw.lang = core.Lang(d.short())
+			lw.ids = ids.take(d.count())
+			for n := range lw.ids {
+				if lw.ids[n] = uint32(d.uint()); int(lw.ids[n]) >= len(strOf) {
+					d.fail("word id %d of %d", lw.ids[n], len(strOf))
+				}
+			}
+		}
+		doc.names = make([]langNames, d.count())
+		for j := range doc.names {
+			n := &doc.names[j]
+			n.lang = core.Lang(d.short())
+			n.units = make([]nameUnit, d.count())
+			for u := range n.units {
+				n.units[u].head = d.id(strOf)
+				if parts := d.count(); parts > 0 {
+					n.units[u].parts = make([]string, parts)
+					for p := range n.units[u].parts {
+						n.units[u].parts[p] = d.id(strOf)
+					}
+				}
+			}
+		}
+		if n := d.count(); n > 0 {
+			hs := make([]langTerms, n)
+			for j := range hs {
+				hs[j].lang = core.Lang(d.short())
+				hs[j].terms = make([]string, d.count())
+				for t := range hs[j].terms {
+					hs[j].terms[t] = d.id(strOf)
+				}
+			}
+			c.heads[i] = hs
+		}
+		c.keys = append(c.keys, k)
+		c.docs = append(c.docs, doc)
+	}
+}
+
 // idBlocks hands out word id slices from large blocks.
 type idBlocks struct{ free []uint32 }
 
@@ -425,4 +477,18 @@ func (b *idBlocks) take(n int) []uint32 {
 	out := b.free[:n:n]
 	b.free = b.free[n:]
 	return out
+}
+
+// onCores calls fn(0..n-1) on every core, each call whole.
+func onCores(n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }
