@@ -19,16 +19,19 @@ import (
 // collector scores each document that holds any query term, so its cost
 // grows with the catalog (a common word matches a tenth of it).
 //
-// It walks the clauses' postings document by document with MaxScore
-// pruning (Turtle and Flood, 1995). Each clause's BM25 score stays below its
-// weight (bluge's BM25 is weight * tf/(tf + k1*norm), the tf part below 1),
-// so once the heap holds the fetch best scores seen, a clause set whose
-// weights add up to less than the fetch-th score cannot bring a document in
-// alone: those clauses are "non-essential", only documents of the others
-// are visited, and a visited document stops being scored as soon as what
-// it has plus the bounds of the clauses not yet read falls short. The
-// result is exact, not an approximation: only documents that cannot reach
-// the cut are skipped.
+// It walks the clauses' postings document by document with WAND pruning
+// (Broder et al., 2003). Each clause's BM25 score stays below its weight
+// (bluge's BM25 is weight * tf/(tf + k1*norm), the tf part below 1), so
+// once the heap holds the fetch best scores seen, a document whose clauses'
+// weights add up to less than the fetch-th score cannot be a candidate.
+// The cursors are kept in document order; the next document looked at is
+// the pivot, the first where the weights of the clauses positioned up to
+// it reach the threshold, so documents holding only weak clauses are
+// skipped. The pivot is scored from the clauses on it first, and the
+// clauses behind it are read (skipping to it) only while what it has plus
+// their weights can still reach the threshold, as MaxScore (Turtle and
+// Flood, 1995) does. The result is exact, not an approximation: only
+// documents that cannot reach the cut are skipped.
 //
 // Scores are summed in clause order (so they do not depend on the order
 // in which postings were read) and settled like fullCandidates'; equal
@@ -65,73 +68,92 @@ func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, dept
 	}
 	defer filter.close()
 
-	// Cursors by bound, lowest first; bounds[i] is the sum of the bounds of
-	// cs[:i+1]. cs[:essential] are the non-essential clauses.
-	slices.SortStableFunc(cs, func(a, b *cursor) int { return cmp.Compare(a.ub, b.ub) })
-	bounds := make([]float64, len(cs))
-	sum := 0.0
-	for i, c := range cs {
-		sum += c.ub
-		bounds[i] = sum
-	}
-
 	fetch := 2 * depth
 	top := newTopScores(fetch)
 	var cands []scoredDoc
 	keepFrom := 0 // cands is filtered by the threshold when it doubles
-	essential := 0
 	// reach is the least raw sum that can settle at or above the threshold:
 	// float32 rounding may lift a sum by one part in 2^24, and the float64
 	// sums of bounds may err in their last bits.
 	reach := math.Inf(-1)
 	parts := make([]part, 0, len(cs))
+	from := uint64(0) // the documents before it are decided
 	for visited := 0; ; visited++ {
 		if visited&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		// The next document of the essential clauses.
-		doc := uint64(noDoc)
-		for _, c := range cs[essential:] {
-			doc = min(doc, c.doc)
-		}
-		if doc == noDoc {
-			break
-		}
-		parts = parts[:0]
-		partial := 0.0
-		for _, c := range cs[essential:] {
-			if c.doc == doc {
-				s := c.score()
-				partial += s
-				parts = append(parts, part{c.clause, s})
-				if err := c.next(); err != nil {
-					return nil, err
-				}
-			}
-		}
-		// The non-essential clauses, highest bound first, while the
-		// document can still reach the threshold.
-		reached := true
-		for i := essential - 1; i >= 0; i-- {
-			if partial+bounds[i] < reach {
-				reached = false
+		// The pivot: the first document, in document order, where the
+		// clauses positioned up to it can reach the threshold. A document
+		// before it holds only some of those clauses, too few to be a
+		// candidate. Cursors on documents already decided (before from)
+		// move on only when their weight is needed here.
+		sortByDoc(cs)
+		acc := 0.0
+		pivot := -1
+		for i, c := range cs {
+			if c.doc == noDoc {
 				break
 			}
+			if acc += c.ub; acc >= reach {
+				pivot = i
+				break
+			}
+		}
+		if pivot < 0 {
+			break // no document left can reach the threshold
+		}
+		if c := cs[pivot]; c.doc < from {
+			var err error
+			if c.doc == from-1 {
+				err = c.next() // on the last pivot: the cheaper move
+			} else {
+				err = c.advance(from)
+			}
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		doc := cs[pivot].doc
+		from = doc + 1
+		// Score the clauses positioned on the pivot; the ones behind it
+		// may hold it too. Those are read (skipping to it) only while the
+		// pivot can still reach the threshold, so most documents cost
+		// only the postings that name them.
+		on := pivot
+		for on > 0 && cs[on-1].doc == doc {
+			on--
+		}
+		parts = parts[:0]
+		partial, behind := 0.0, 0.0
+		for _, c := range cs[on:] {
+			if c.doc != doc {
+				break
+			}
+			s := c.score()
+			partial += s
+			parts = append(parts, part{c.clause, s})
+		}
+		for _, c := range cs[:on] {
+			behind += c.ub
+		}
+		reached := partial+behind >= reach
+		for i := on - 1; reached && i >= 0; i-- {
 			c := cs[i]
-			if c.doc < doc {
-				if err := c.advance(doc); err != nil {
-					return nil, err
-				}
+			behind -= c.ub
+			if err := c.advance(doc); err != nil {
+				return nil, err
 			}
 			if c.doc == doc {
 				s := c.score()
 				partial += s
 				parts = append(parts, part{c.clause, s})
 			}
+			reached = partial+behind >= reach
 		}
-		if !reached || partial < reach {
+		if !reached {
 			continue
 		}
 		if ok, err := filter.holds(doc); err != nil || !ok {
@@ -147,9 +169,6 @@ func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, dept
 		cands = append(cands, scoredDoc{doc, score})
 		if top.add(score) {
 			reach = top.threshold() * (1 - 1e-6)
-			for essential < len(cs) && bounds[essential] < reach {
-				essential++
-			}
 		}
 		if len(cands) >= 2*max(keepFrom, fetch) {
 			cands = keepAbove(cands, top.threshold())
@@ -158,6 +177,16 @@ func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, dept
 	}
 	cands = keepAbove(cands, top.threshold())
 	return ranked(snap, cands, depth)
+}
+
+// sortByDoc orders cursors by their current document (insertion sort: the
+// order changes little from one document to the next).
+func sortByDoc(cs []*cursor) {
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].doc < cs[j-1].doc; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
 }
 
 // noDoc marks a cursor past its last posting.

@@ -67,8 +67,8 @@ func probeQueries(rs []core.Resource, every int) []string {
 
 // samePrunedAndFull asks every query both ways, in several languages,
 // limits and catalog filters, and fails on the first difference in keys,
-// order or scores (compared exactly). It returns how many answers it
-// compared.
+// order or scores (compared exactly) or in the count of matches. It
+// returns how many answers it compared.
 func samePrunedAndFull(t *testing.T, x *Index, queries []string, catalogs [][]core.CatalogID) int {
 	t.Helper()
 	ctx := context.Background()
@@ -91,10 +91,38 @@ func samePrunedAndFull(t *testing.T, x *Index, queries []string, catalogs [][]co
 					}
 					n++
 				}
+				q := core.TextQuery{Text: text, Lang: lang, Catalogs: cats}
+				if bitmaps, visits := countBothWays(t, x, q); bitmaps != visits {
+					t.Fatalf("%+v: counted %d matches by bitmaps, %d by visiting them", q, bitmaps, visits)
+				}
 			}
 		}
 	}
 	return n
+}
+
+// countBothWays counts the matches of a query by bitmaps (Count) and by
+// visiting them in bluge's search.
+func countBothWays(t *testing.T, x *Index, q core.TextQuery) (int, int) {
+	t.Helper()
+	ctx := context.Background()
+	bitmaps, err := x.Count(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	reader, err := x.writer.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = reader.Close() }()
+	text := core.CleanText(q.Text)
+	visits, err := countByVisit(ctx, reader, planQuery(analyzeQuery(text, x.lex), x.lex, text, q.Lang, q.Catalogs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bitmaps, visits
 }
 
 func firstDifference(got, want []core.Scored) string {
@@ -169,7 +197,7 @@ func TestPrunedSearchEqualsFullOnASyntheticCatalog(t *testing.T) {
 			}
 		}
 	}
-	queries := probeQueries(rs, 40)
+	queries := probeQueries(rs, 100)
 	n := samePrunedAndFull(t, x, queries, [][]core.CatalogID{nil, {core.National}, {core.DKBR}})
 	t.Logf("%d answers compared", n)
 }
