@@ -92,13 +92,14 @@ func BenchmarkFileApply(b *testing.B) {
 		caught := time.Now()
 		for {
 			var ans core.SearchResponse
-			if err := json.Unmarshal(call(b, h, http.MethodGet, "/api/search?q=beton&databases=dkbr&vector=true").Body.Bytes(), &ans); err != nil {
+			if err := json.Unmarshal(call(b, h, http.MethodGet, "/api/search?q=zzqqxx&databases=dkbr&vector=true&limit=1").Body.Bytes(), &ans); err != nil {
 				b.Fatal(err)
 			}
 			if !vectorBacklog(ans.Notes) {
+				b.Logf("notes once the vectors caught up: %q", ans.Notes)
 				break
 			}
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(250 * time.Millisecond)
 		}
 		b.ReportMetric(time.Since(caught).Seconds(), "vectors-s")
 		b.ReportMetric(float64(vmHWM(b))/(1<<20), "hwm-vectors-MB")
