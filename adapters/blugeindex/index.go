@@ -55,9 +55,11 @@ type Index struct {
 
 	// dir holds an index on disk (empty: in memory).
 	dir string
-	// mark is the mark of the snapshot the index was opened with, until
-	// Resume accepts or refuses it.
-	mark string
+	// taken is the lexicon snapshot found by Open, set aside for Resume
+	// (empty: none).
+	taken string
+	// empty says bluge held nothing when opened (no snapshot, or memory).
+	empty bool
 	// failed is set by a commit that failed half-way: such an index is
 	// never persisted (the next start rebuilds it).
 	failed error
@@ -65,7 +67,7 @@ type Index struct {
 
 // New opens an empty in-memory index.
 func New() (*Index, error) {
-	x := &Index{lex: newLexicon()}
+	x := &Index{lex: newLexicon(), empty: true}
 	if err := x.openWriter(bluge.InMemoryOnlyConfig()); err != nil {
 		return nil, err
 	}
@@ -76,25 +78,33 @@ func New() (*Index, error) {
 const (
 	blugeDir     = "bluge"
 	snapshotFile = "lexicon.snap"
+	// takenFile is the snapshot once Open has set it aside for Resume.
+	takenFile = "lexicon.snap.taken"
 )
 
-// Open opens the index kept in dir (created when missing). An index
-// persisted at a clean stop comes back whole, but is only searchable as it
-// is once Resume accepts its mark; without a usable snapshot the directory
-// is emptied, since bluge's segments are of no use without their lexicon.
+// Open opens the index kept in dir (created when missing) without reading
+// it: that is Resume's work, which the caller must call once, first. The
+// snapshot is set aside at once: after this start the index on disk moves
+// on, and a crash must not find a snapshot that seems to match it. Without
+// a snapshot the directory is emptied, since bluge's segments are of no use
+// without their lexicon.
 func Open(dir string) (*Index, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("blugeindex: %w", err)
 	}
 	x := &Index{lex: newLexicon(), dir: dir}
-	lex, mark, err := loadSnapshot(filepath.Join(dir, snapshotFile))
-	// The snapshot is taken once: after this start the index on disk moves
-	// on, and a crash must not find a snapshot that seems to match it.
-	_ = os.Remove(filepath.Join(dir, snapshotFile))
-	if err == nil {
-		x.lex, x.mark = lex, mark
-	} else if err := os.RemoveAll(filepath.Join(dir, blugeDir)); err != nil {
-		return nil, fmt.Errorf("blugeindex: clearing %s: %w", dir, err)
+	taken := filepath.Join(dir, takenFile)
+	_ = os.Remove(taken) // left by a start that never resumed
+	switch err := os.Rename(filepath.Join(dir, snapshotFile), taken); {
+	case err == nil:
+		x.taken = taken
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("blugeindex: %w", err)
+	default:
+		if err := os.RemoveAll(filepath.Join(dir, blugeDir)); err != nil {
+			return nil, fmt.Errorf("blugeindex: clearing %s: %w", dir, err)
+		}
+		x.empty = true
 	}
 	if err := x.openWriter(bluge.DefaultConfig(filepath.Join(dir, blugeDir))); err != nil {
 		return nil, err
@@ -102,12 +112,17 @@ func Open(dir string) (*Index, error) {
 	return x, nil
 }
 
-func loadSnapshot(path string) (*lexicon, string, error) {
+// loadSnapshot reads the snapshot at path if it was written under mark.
+func loadSnapshot(path, mark string) (*lexicon, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	return readSnapshot(b)
+	if got, err := snapshotMark(b); err != nil || got != mark {
+		return nil, fmt.Errorf("%w: another mark", errSnapshot)
+	}
+	lex, _, err := readSnapshot(b)
+	return lex, err
 }
 
 // openWriter opens bluge with the index's similarities and takes its first
@@ -140,10 +155,21 @@ func (x *Index) Resume(_ context.Context, mark string) (bool, error) {
 	if x.writer == nil {
 		return false, ErrClosed
 	}
-	ok := x.mark != "" && x.mark == mark
-	x.mark = ""
-	if ok || (x.dir == "" && len(x.lex.docs) == 0) {
-		return ok, nil
+	if x.taken != "" {
+		var err error
+		var lex *lexicon
+		if mark != "" {
+			lex, err = loadSnapshot(x.taken, mark)
+		}
+		_ = os.Remove(x.taken)
+		x.taken = ""
+		if mark != "" && err == nil {
+			x.lex = lex
+			return true, nil
+		}
+	}
+	if x.empty && len(x.lex.docs) == 0 {
+		return false, nil // nothing to clear
 	}
 	_ = x.reader.Close()
 	err := x.writer.Close()

@@ -251,6 +251,16 @@ func readCounts[N int | int32](d *snapshotReader) map[string]N {
 	return m
 }
 
+// snapshotMark reads the mark of a snapshot without decoding the rest.
+func snapshotMark(b []byte) (string, error) {
+	if len(b) < len(snapshotMagic) || string(b[:len(snapshotMagic)]) != snapshotMagic {
+		return "", fmt.Errorf("%w: not a snapshot of this version", errSnapshot)
+	}
+	d := &snapshotReader{b: b[len(snapshotMagic):]}
+	mark := d.str()
+	return mark, d.err
+}
+
 // readSnapshot decodes a snapshot into a new lexicon and returns it with
 // its mark.
 func readSnapshot(b []byte) (*lexicon, string, error) {
