@@ -2,7 +2,7 @@
 # test/perf/files.sh: time and peak memory of previewing and applying the
 # BR25 workbook and a generated 100,000-row CSV (semicolon, decimal comma)
 # through the running binary. Prints one line per step.
-#   test/perf/files.sh
+#   test/perf/files.sh          # PORT=18820 by default
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 shared=${CLIMATESEARCH_SHARED:-../shared}
@@ -18,7 +18,7 @@ with open(sys.argv[1], 'w') as f:
         v = ('%.3f' % random.uniform(-50, 900)).replace('.', ',')
         f.write(f'#T{i:06d};Produkt {i} beton klasse {i%40};Product {i};{v};m3;{random.randint(100,2500)}\n')
 PY
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=${PORT:-18820} # loopback, in the range kept for this benchmark (18800-18899)
 SERVICE_ADDR=127.0.0.1:$port SERVICE_DATA_DIR=$work/data SERVICE_BOOT_INGEST=false SERVICE_INGEST_INTERVAL=0 \
   SERVICE_LOG_LEVEL=warn SERVICE_MAX_UPLOAD=64MiB "$work/climatesearch" 2>"$work/log" &
 pid=$!
