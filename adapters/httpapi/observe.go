@@ -27,10 +27,13 @@ const maxRequestID = 128
 
 // reqInfo is what the outer wrapper (Observe) and the gin middleware share
 // about one request: the id, the logger naming it, and the route template
-// gin matched ("" when none). It also holds the writers every request
-// passes through, so they come with the one allocation per request that
-// Observe makes instead of one each (docs/PERFORMANCE.md section 18).
+// gin matched ("" when none). It is the request's context too (its
+// parent's values and cancellation, and itself under reqInfoKey), and it
+// holds the writers every request passes through, so they all come with
+// the one allocation per request that Observe makes instead of one each
+// (docs/PERFORMANCE.md section 18).
 type reqInfo struct {
+	context.Context
 	id    string
 	idv   [1]string // the X-Request-Id header's value, without an allocation
 	base  *zap.Logger
@@ -54,6 +57,14 @@ func (ri *reqInfo) logger() *zap.Logger {
 }
 
 type reqInfoKey struct{}
+
+// Value is the parent context's, with the reqInfo itself under reqInfoKey.
+func (ri *reqInfo) Value(key any) any {
+	if _, ok := key.(reqInfoKey); ok {
+		return ri
+	}
+	return ri.Context.Value(key)
+}
 
 func infoOf(ctx context.Context) *reqInfo {
 	ri, _ := ctx.Value(reqInfoKey{}).(*reqInfo)
@@ -125,10 +136,10 @@ func (a *API) Observe(next http.Handler) http.Handler {
 		if !saneRequestID(id) {
 			id = newRequestID()
 		}
-		ri := &reqInfo{id: id, base: a.d.Log}
+		ri := &reqInfo{Context: r.Context(), id: id, base: a.d.Log}
 		ri.idv[0] = id
 		w.Header()[RequestIDHeader] = ri.idv[:] // canonical already; cap 1, so an Add copies
-		ctx := core.WithRequestID(context.WithValue(r.Context(), reqInfoKey{}, ri), id)
+		ctx := core.WithRequestID(ri, id)
 		sw := &ri.sw
 		sw.ResponseWriter = w
 		defer func() {

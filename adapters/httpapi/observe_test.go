@@ -185,3 +185,31 @@ func TestAccessLogHasNoSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestContext: the request's context (Observe's reqInfo under the
+// core's request id) carries the id to the core and to the request's
+// logger, and passes the client's cancellation on to contexts derived
+// from it.
+func TestRequestContext(t *testing.T) {
+	var sawID, sawInfo string
+	var derivedErr error
+	api := New(Deps{Log: zap.NewNop()})
+	h := api.Observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		sawID = core.RequestID(ctx)
+		if ri := infoOf(ctx); ri != nil {
+			sawInfo = ri.id
+		}
+		<-ctx.Done() // the client goes away (below)
+		derivedErr = ctx.Err()
+	}))
+	parent, cancel := context.WithCancel(context.Background())
+	req := httptest.NewRequest(http.MethodGet, "/api/search?q=x", nil).WithContext(parent)
+	req.Header.Set(RequestIDHeader, "ctx-1")
+	time.AfterFunc(10*time.Millisecond, cancel)
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	if sawID != "ctx-1" || sawInfo != "ctx-1" || !errors.Is(derivedErr, context.Canceled) {
+		t.Errorf("in the handler: core id %q, request info %q, derived context %v", sawID, sawInfo, derivedErr)
+	}
+}
