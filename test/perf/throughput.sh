@@ -21,7 +21,10 @@
 #   search  GET /api/search?q=spånskiva              (service)
 #   lookup  GET /api/resources/national:6000000000   (service)
 # in the order hello, search, lookup, hello, ... and prints req/s per round,
-# the medians, and each endpoint's median ratio to hello-world's median.
+# the medians, and each endpoint's median ratio to hello-world's median;
+# next to them the median CPU time its server spent per request (user +
+# system from /proc, in µs), which other work on a shared machine moves
+# much less than req/s.
 # Both servers stay up for the whole run; wrk shares the 2 cores with the
 # server it loads (the other server is idle).
 # With BASE_BIN (a binary built from an older commit, e.g. by
@@ -67,12 +70,14 @@ PIDS+=($!)
 UP=http://127.0.0.1:$UP_PORT
 for _ in $(seq 100); do curl -fs -o /dev/null "$UP/api/Klimat/v2/GetAllResources/latest/sv/json" && break; sleep 0.1; done
 
+declare -A PID # server process of each name
 # service BINARY PORT NAME: the service on the stand-in's catalog.
 service() {
 	env SERVICE_ADDR=127.0.0.1:$2 SERVICE_DATA_DIR="$WORK/data-$3" SERVICE_UPSTREAM_URL=$UP \
 		SERVICE_EXCEL_URL_SV=$UP/missing-sv.xlsx SERVICE_EXCEL_URL_EN=$UP/missing-en.xlsx SERVICE_INGEST_INTERVAL=0 \
 		SERVICE_KEEP_ANSWERS=${KEEP_ANSWERS:-true} SERVICE_LOG_LEVEL=${LOG_LEVEL:-warn} SERVICE_LOG_FORMAT=json "$1" >"$WORK/$3.log" 2>&1 &
 	PIDS+=($!)
+	PID[$3]=$!
 }
 # loaded URL NAME: wait until the service at URL holds the 235 resources.
 loaded() {
@@ -89,12 +94,14 @@ loaded() {
 service "$WORK/climatesearch" $SVC_PORT service
 "$WORK/helloworld" -addr 127.0.0.1:$HW_PORT >"$WORK/helloworld.log" 2>&1 &
 PIDS+=($!)
+PID[hello]=$!
 SVC=http://127.0.0.1:$SVC_PORT
 loaded $SVC service
 curl -fs -o /dev/null "http://127.0.0.1:$HW_PORT/" || { log "helloworld not up"; exit 1; }
 
 SEARCH="/api/search?q=sp%C3%A5nskiva" LOOKUP=/api/resources/national:6000000000
 declare -A URL=([hello]="http://127.0.0.1:$HW_PORT/" [search]="$SVC$SEARCH" [lookup]="$SVC$LOOKUP")
+declare -A SERVER=([hello]=hello [search]=service [lookup]=service [base-search]=base [base-lookup]=base)
 NAMES=(hello search lookup)
 if [ -n "${BASE_BIN:-}" ]; then
 	BASE=http://127.0.0.1:18633
@@ -107,15 +114,21 @@ for k in "${NAMES[@]}"; do
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "${URL[$k]}")" = 200 ] || { log "$k: not 200"; exit 1; }
 	wrk -t2 -c16 -d"$WARMUP" "${URL[$k]}" >/dev/null
 done
-declare -A RPS
+declare -A RPS CPU
+TICK=$(getconf CLK_TCK)
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system, in clock ticks
 echo "throughput.sh $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) source $SOURCE${BASE_BIN:+ base $BASE_BIN}, $(nproc) cores, wrk -t2 -c16 -d$DURATION, $ROUNDS interleaved rounds, load before $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
 	line="round $r:"
 	for k in "${NAMES[@]}"; do
+		pid=${PID[${SERVER[$k]}]}
+		c0=$(cpu "$pid")
 		out=$(wrk -t2 -c16 -d"$DURATION" "${URL[$k]}")
+		c1=$(cpu "$pid")
 		if grep -q 'Non-2xx' <<<"$out"; then log "$k: non-2xx answers: $(grep Non-2xx <<<"$out")"; fi
 		rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
 		RPS[$k]+="$rps "
+		CPU[$k]+="$(awk -v c="$((c1 - c0))" -v t="$TICK" '/requests in/ {printf "%.1f", c/t*1e6/$1}' <<<"$out") "
 		line+=" $k $rps"
 	done
 	echo "$line"
@@ -124,6 +137,7 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? 
 HM=$(median <<<"${RPS[hello]}")
 for k in "${NAMES[@]}"; do
 	m=$(median <<<"${RPS[$k]}")
-	printf '%-11s median %9.0f req/s  ratio to hello-world %.2f   (rounds: %s)\n' "$k" "$m" "$(awk -v a="$m" -v b="$HM" 'BEGIN{print a/b}')" "${RPS[$k]}"
+	printf '%-11s median %9.0f req/s  ratio to hello-world %.2f  server CPU %5.1f µs/request   (rounds: %s)\n' "$k" "$m" \
+		"$(awk -v a="$m" -v b="$HM" 'BEGIN{print a/b}')" "$(median <<<"${CPU[$k]}")" "${RPS[$k]}"
 done
 echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
