@@ -123,13 +123,16 @@ func fileCSV(n int) []byte {
 }
 
 // vmHWM is the process's peak resident set size in bytes.
-func vmHWM(b *testing.B) int64 {
+func vmHWM(b *testing.B) int64 { return procStatus(b, "VmHWM:") }
+
+// procStatus reads a size (kB) of /proc/self/status, in bytes.
+func procStatus(b *testing.B, field string) int64 {
 	st, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		b.Skip("no /proc/self/status: ", err)
 	}
 	for _, line := range strings.Split(string(st), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb << 10
 		}

@@ -3,6 +3,7 @@ package perf
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -82,6 +83,12 @@ func BenchmarkScale(b *testing.B) {
 	start := time.Now()
 	for from := 0; from < n; from += core.MaxBatchResources {
 		post(gen.Batch(from, min(core.MaxBatchResources, n-from), 0))
+		if done := from + core.MaxBatchResources; done%100000 == 0 && done < n {
+			// Progress on stderr: a long run (1,000,000) stopped early still
+			// says how far it got (a benchmark's own log comes at its end).
+			fmt.Fprintf(os.Stderr, "scale: %d loaded in %.1f s (%.0f/s), VmRSS %d MiB, VmHWM %d MiB\n", done,
+				time.Since(start).Seconds(), float64(done)/time.Since(start).Seconds(), procStatus(b, "VmRSS:")>>20, procStatus(b, "VmHWM:")>>20)
+		}
 	}
 	loadRate := float64(n) / time.Now().Sub(start).Seconds()
 	stopProf()
