@@ -23,7 +23,11 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-6s}
 WORK=$(mktemp -d /tmp/climatesearch-ab.XXXXXX)
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$WORK"; }
+cleanup() { # stop, and wait: a stopping service still writes its index under $WORK
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	rm -rf "$WORK"
+}
 trap cleanup EXIT
 start() { # binary port name
 	SERVICE_DATA_DIR=$WORK/$3 SERVICE_ADDR=127.0.0.1:$2 SERVICE_UPSTREAM_URL=http://127.0.0.1:1/ \
