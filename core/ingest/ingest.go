@@ -414,6 +414,9 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 			}
 		}
 	}
+	// What the diff read is copied into puts: let a large release's input
+	// go before the index and the store take their share of memory.
+	rel.Resources, existing, seen = nil, nil, nil
 	res.Skipped = res.Unchanged + res.Rejected
 	res.FinishedAt = s.now().UTC()
 	if dryRun {
