@@ -155,3 +155,33 @@ func reportPercentiles(b *testing.B, took []time.Duration) {
 	b.ReportMetric(at(0.5), "p50-ms")
 	b.ReportMetric(at(0.99), "p99-ms")
 }
+
+// BenchmarkRealCatalogSearch compares both ways of finding candidates on
+// the real catalog (235 resources), where most traffic goes: each
+// iteration is one query of the dev golden set in turn, as Search runs it
+// (analysis, candidates, rerank); three rounds of each in turn.
+//
+//	go test -run '^$' -bench RealCatalogSearch -benchtime 20000x ./adapters/blugeindex/
+func BenchmarkRealCatalogSearch(b *testing.B) {
+	x := newIndex(b, loadCatalog(b))
+	golden := loadGolden(b)
+	ctx := context.Background()
+	for round := 1; round <= 3; round++ {
+		for _, v := range []struct {
+			name string
+			find finder
+		}{{"full", fullCandidates}, {"pruned", topK}} {
+			b.Run(fmt.Sprintf("round%d/%s", round, v.name), func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					g := golden[i%len(golden)]
+					if _, err := x.search(ctx, core.TextQuery{Text: g.Q, Lang: g.Lang, Limit: 20}, v.find); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		}
+	}
+}
