@@ -30,10 +30,10 @@ import (
 //	search        GET /api/search?q=spånskiva
 //	hybrid        GET /api/search?q=spånskiva&vector=true
 //
-// The load itself is not a sub-benchmark: the parent reports it once
-// (load-resources/s; the process's peak RSS after it, hwm-load-MB; how long
-// the background vectors took to catch up after it, vectors-s, and the peak
-// RSS then, hwm-vectors-MB). -bench 'Scale$' runs the load alone. With SCALE_PROFILE=DIR every
+// The load itself is not a sub-benchmark: it is reported once on stderr
+// (lines "scale: ...": the rate, the process's peak RSS after it, how long
+// the background vectors took to catch up after it, the peak RSS then, and
+// progress every 100,000). -bench 'Scale$/^$' runs the load alone. With SCALE_PROFILE=DIR every
 // sub-benchmark writes DIR/<name>.cpu (CPU profile of its timed loop only,
 // not of the load) and DIR/<name>.heap (heap profile after its loop), which
 // the process-wide -cpuprofile cannot separate:
@@ -92,9 +92,9 @@ func BenchmarkScale(b *testing.B) {
 	}
 	loadRate := float64(n) / time.Now().Sub(start).Seconds()
 	stopProf()
-	b.Logf("loaded %d resources at %.0f resources/s; VmHWM %.0f MiB", n, loadRate, float64(vmHWM(b))/(1<<20))
-	b.ReportMetric(loadRate, "load-resources/s")
-	b.ReportMetric(float64(vmHWM(b))/(1<<20), "hwm-load-MB")
+	// On stderr as well: the parent of sub-benchmarks prints neither its
+	// log nor its metrics.
+	fmt.Fprintf(os.Stderr, "scale: loaded %d resources at %.0f resources/s; VmHWM %d MiB\n", n, loadRate, vmHWM(b)>>20)
 	stopProf = startProfile(b, profDir, "vectors")
 	defer func() { stopProf() }()
 	// The timed loops start once the background vectors have caught up
@@ -110,9 +110,7 @@ func BenchmarkScale(b *testing.B) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	b.Logf("vectors caught up %.1f s after the load; VmHWM %.0f MiB", time.Since(caught).Seconds(), float64(vmHWM(b))/(1<<20))
-	b.ReportMetric(time.Since(caught).Seconds(), "vectors-s")
-	b.ReportMetric(float64(vmHWM(b))/(1<<20), "hwm-vectors-MB")
+	fmt.Fprintf(os.Stderr, "scale: vectors caught up %.1f s after the load; VmHWM %d MiB\n", time.Since(caught).Seconds(), vmHWM(b)>>20)
 	stopProf()
 	stopProf = func() {}
 
