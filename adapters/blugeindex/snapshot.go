@@ -45,6 +45,10 @@ const snapshotChunks = 8
 
 // writeSnapshot encodes the lexicon under a mark.
 func writeSnapshot(w io.Writer, mark string, lex *lexicon) error {
+	// The encoding's only garbage is its buffers growing; a collection
+	// meanwhile would scan the whole lexicon for nothing (at a million
+	// documents, more than the encoding itself).
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	e := &snapshotWriter{b: make([]byte, 0, 1<<20)}
 	e.b = append(e.b, snapshotMagic...)
 	e.str(mark)
@@ -71,35 +75,50 @@ func writeSnapshot(w io.Writer, mark string, lex *lexicon) error {
 	// in bytes and its bytes.
 	keys := slices.Collect(maps.Keys(lex.docs))
 	parts := make([]snapshotWriter, snapshotChunks)
+	for c := range parts {
+		parts[c].b = make([]byte, 0, 192*(len(keys)/len(parts)+1)) // about a document's size
+	}
 	onCores(len(parts), func(c int) {
 		for _, k := range keys[c*len(keys)/len(parts) : (c+1)*len(keys)/len(parts)] {
 			parts[c].doc(lex, k)
 		}
 	})
 	e.uint(uint64(len(parts)))
+	// Written piece by piece: the documents are not copied again.
+	pieces := [][]byte{e.b}
 	for c := range parts {
-		e.uint(uint64((c+1)*len(keys)/len(parts) - c*len(keys)/len(parts)))
-		e.uint(uint64(len(parts[c].b)))
-		e.b = append(e.b, parts[c].b...)
-		parts[c].b = nil
+		var h snapshotWriter
+		h.uint(uint64((c+1)*len(keys)/len(parts) - c*len(keys)/len(parts)))
+		h.uint(uint64(len(parts[c].b)))
+		pieces = append(pieces, h.b, parts[c].b)
 	}
 	// The thesaurus's synonym entries.
-	e.uint(uint64(len(lex.thes.entries)))
+	t := &snapshotWriter{}
+	t.uint(uint64(len(lex.thes.entries)))
 	for lang, entries := range lex.thes.entries {
-		e.str(string(lang))
-		e.uint(uint64(len(entries)))
+		t.str(string(lang))
+		t.uint(uint64(len(entries)))
 		for phrase, keys := range entries {
-			e.str(phrase)
-			e.uint(uint64(len(keys)))
+			t.str(phrase)
+			t.uint(uint64(len(keys)))
 			for k := range keys {
-				e.str(string(k.Catalog))
-				e.str(k.ID)
+				t.str(string(k.Catalog))
+				t.str(k.ID)
 			}
 		}
 	}
-	e.b = binary.BigEndian.AppendUint32(e.b, crc32.ChecksumIEEE(e.b))
-	_, err := w.Write(e.b)
-	return err
+	pieces = append(pieces, t.b)
+	var crc uint32
+	for _, p := range pieces {
+		crc = crc32.Update(crc, crc32.IEEETable, p)
+	}
+	pieces = append(pieces, binary.BigEndian.AppendUint32(nil, crc))
+	for _, p := range pieces {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // doc encodes one document.
@@ -330,7 +349,7 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 	onCores(len(chunks), func(c int) { chunks[c].decode(strOf) })
 	var keys []core.Key
 	var analysed []*docAnalysis
-	heads := map[int][]langTerms{}
+	var heads [][]langTerms
 	for c := range chunks {
 		if err := chunks[c].r.err; err != nil {
 			return nil, "", err
@@ -338,9 +357,7 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 		if len(chunks[c].r.b) != 0 {
 			return nil, "", fmt.Errorf("%w: %d bytes after a chunk of documents", errSnapshot, len(chunks[c].r.b))
 		}
-		for i, hs := range chunks[c].heads {
-			heads[len(keys)+i] = hs
-		}
+		heads = append(heads, chunks[c].heads...)
 		keys = append(keys, chunks[c].keys...)
 		analysed = append(analysed, chunks[c].docs...)
 		chunks[c] = docChunk{}
@@ -366,7 +383,9 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 	wg.Go(func() {
 		lex.thes.heads = make(map[core.Key][]langTerms, len(heads))
 		for i, hs := range heads {
-			lex.thes.heads[keys[i]] = hs
+			if hs != nil {
+				lex.thes.heads[keys[i]] = hs
+			}
 		}
 	})
 	wg.Wait()
@@ -409,7 +428,7 @@ type docChunk struct {
 	r     snapshotReader
 	keys  []core.Key
 	docs  []*docAnalysis
-	heads map[int][]langTerms // by index into keys
+	heads [][]langTerms // by index into keys; nil: none
 }
 
 // decode reads the chunk's documents. The documents and their small slices
@@ -420,7 +439,7 @@ func (c *docChunk) decode(strOf []string) {
 	d := &c.r
 	c.keys = make([]core.Key, 0, c.n)
 	c.docs = make([]*docAnalysis, 0, c.n)
-	c.heads = map[int][]langTerms{}
+	c.heads = make([][]langTerms, c.n)
 	analyses := make([]docAnalysis, c.n)
 	lens := make([]int32, c.n*len(textFields))
 	var ids idBlocks
