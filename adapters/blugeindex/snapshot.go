@@ -9,7 +9,6 @@ import (
 	"maps"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -73,14 +72,18 @@ func writeSnapshot(w io.Writer, mark string, lex *lexicon) error {
 	// The documents, each with its part of the thesaurus's name heads, in
 	// chunks encoded side by side, each written as its count, its length
 	// in bytes and its bytes.
-	keys := slices.Collect(maps.Keys(lex.docs))
+	keys := make([]core.Key, 0, len(lex.docs))
+	docs := make([]*docAnalysis, 0, len(lex.docs))
+	for k, d := range lex.docs {
+		keys, docs = append(keys, k), append(docs, d)
+	}
 	parts := make([]snapshotWriter, snapshotChunks)
 	for c := range parts {
 		parts[c].b = make([]byte, 0, 192*(len(keys)/len(parts)+1)) // about a document's size
 	}
 	onCores(len(parts), func(c int) {
-		for _, k := range keys[c*len(keys)/len(parts) : (c+1)*len(keys)/len(parts)] {
-			parts[c].doc(lex, k)
+		for i := c * len(keys) / len(parts); i < (c+1)*len(keys)/len(parts); i++ {
+			parts[c].doc(lex, keys[i], docs[i])
 		}
 	})
 	e.uint(uint64(len(parts)))
@@ -122,8 +125,7 @@ func writeSnapshot(w io.Writer, mark string, lex *lexicon) error {
 }
 
 // doc encodes one document.
-func (e *snapshotWriter) doc(lex *lexicon, k core.Key) {
-	d := lex.docs[k]
+func (e *snapshotWriter) doc(lex *lexicon, k core.Key, d *docAnalysis) {
 	e.str(string(k.Catalog))
 	e.str(k.ID)
 	e.uint(d.hash)
