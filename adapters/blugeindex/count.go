@@ -26,11 +26,7 @@ func (x *Index) Count(ctx context.Context, q core.TextQuery) (int, error) {
 	if x.writer == nil {
 		return 0, ErrClosed
 	}
-	reader, err := x.writer.Reader()
-	if err != nil {
-		return 0, fmt.Errorf("blugeindex: open reader: %w", err)
-	}
-	defer func() { _ = reader.Close() }()
+	reader := x.reader // the last commit's (see Commit)
 	lex := x.lex
 	return countMatches(ctx, reader, planQuery(analyzeQuery(text, lex), lex, text, q.Lang, q.Catalogs))
 }

@@ -34,17 +34,18 @@ var ErrClosed = errors.New("blugeindex: index is closed")
 //
 // A write is prepared, then committed. Preparing (the analysis of the new
 // resources, and of the resources whose words a new dictionary splits
-// differently) runs beside searches; the commit, which introduces the bluge
-// batch and updates the lexicon, holds the index exclusively, so a search
-// always pairs a bluge snapshot with the lexicon of the same write and sees
-// a write all or nothing.
+// differently) and writing the bluge batch run beside searches, which read
+// the reader of the last commit; the commit then swaps the reader and
+// updates the lexicon holding the index exclusively, so a search always
+// pairs a bluge snapshot with the lexicon of the same write and sees a
+// write all or nothing.
 type Index struct {
 	// mu guards the reader and the lexicon: searches hold it shared,
 	// commits and Close exclusively.
 	mu     sync.RWMutex
 	writer *bluge.Writer // nil once closed
-	// reader is the snapshot of the last commit, which a change reads the
-	// resources it replaces from.
+	// reader is the snapshot of the last commit: what searches read, and
+	// where a change reads the resources it replaces.
 	reader *bluge.Reader
 	lex    *lexicon
 
@@ -251,9 +252,11 @@ func writeFileAtomic(path string, write func(*os.File) error) error {
 	return nil
 }
 
-// Close releases the index without persisting it. It is safe to call more
-// than once, and after Persist.
+// Close releases the index without persisting it, after the change in
+// progress, if any. It is safe to call more than once, and after Persist.
 func (x *Index) Close() error {
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.writer == nil {
@@ -348,9 +351,10 @@ type change struct {
 	done  bool
 }
 
-// Commit writes the batch and updates the lexicon with searches held back,
-// so no search pairs one with the other's old state. On disk the batch
-// returns once its segment is persisted.
+// Commit writes the batch beside searches (they read the last commit's
+// reader; on disk the batch returns once its segment is persisted), then
+// swaps the reader and updates the lexicon with searches held back for that
+// moment only, so no search pairs one with the other's old state.
 func (c *change) Commit() error {
 	if c.done {
 		return errors.New("blugeindex: change already committed or discarded")
@@ -358,25 +362,29 @@ func (c *change) Commit() error {
 	c.done = true
 	x := c.x
 	defer x.writeMu.Unlock()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.writer == nil {
+	// Only Close, Persist and Resume set the writer, and they wait for
+	// writeMu, which this change holds.
+	w := x.writer
+	if w == nil {
 		return ErrClosed
 	}
-	err := x.writer.Batch(c.batch)
+	err := w.Batch(c.batch)
 	var r *bluge.Reader
 	if err == nil {
-		r, err = x.writer.Reader()
+		r, err = w.Reader()
 	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	if err != nil {
 		// bluge may hold part of the change: this index no longer matches
 		// its lexicon and must not be persisted.
 		x.failed = err
 		return fmt.Errorf("blugeindex: write batch: %w", err)
 	}
-	_ = x.reader.Close()
+	old := x.reader
 	x.reader = r
 	x.lex.apply(c.dl)
+	_ = old.Close() // no search holds it: searches hold mu shared
 	return nil
 }
 

@@ -45,11 +45,7 @@ func (x *Index) search(ctx context.Context, q core.TextQuery, find finder) ([]co
 	if x.writer == nil {
 		return nil, ErrClosed
 	}
-	reader, err := x.writer.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("blugeindex: open reader: %w", err)
-	}
-	defer func() { _ = reader.Close() }()
+	reader := x.reader // the last commit's (see Commit)
 
 	lex := x.lex
 	tq := analyzeQuery(text, lex)
