@@ -191,17 +191,16 @@ func (d *snapshotReader) fail(format string, args ...any) {
 
 func (d *snapshotReader) uint() uint64 {
 	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
-		d.b = nil
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
+	return took(d, v, n)
 }
 
 func (d *snapshotReader) int() int64 {
 	v, n := binary.Varint(d.b)
+	return took(d, v, n)
+}
+
+// took consumes the n bytes of a varint just read (n <= 0: none could be).
+func took[V uint64 | int64](d *snapshotReader, v V, n int) V {
 	if n <= 0 {
 		d.fail("bad varint")
 		d.b = nil
