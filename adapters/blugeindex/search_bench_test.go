@@ -113,17 +113,13 @@ func BenchmarkScaleSearch(b *testing.B) {
 	}
 }
 
-// withPlan runs fn on a reader and the plan of q, as Search and Count do.
+// withPlan runs fn on the index's reader and the plan of q, as Search and
+// Count do.
 func (x *Index) withPlan(q core.TextQuery, fn func(r *bluge.Reader, p *plan, lex *lexicon) error) error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	reader, err := x.writer.Reader()
-	if err != nil {
-		return err
-	}
-	defer func() { _ = reader.Close() }()
 	text := core.CleanText(q.Text)
-	return fn(reader, planQuery(analyzeQuery(text, x.lex), x.lex, text, q.Lang, q.Catalogs), x.lex)
+	return fn(x.reader, planQuery(analyzeQuery(text, x.lex), x.lex, text, q.Lang, q.Catalogs), x.lex)
 }
 
 // timeQueries runs one query per iteration, the scale queries in turn, and

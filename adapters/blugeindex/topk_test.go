@@ -112,13 +112,8 @@ func countBothWays(t *testing.T, x *Index, q core.TextQuery) (int, int) {
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	reader, err := x.writer.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = reader.Close() }()
 	text := core.CleanText(q.Text)
-	visits, err := countByVisit(ctx, reader, planQuery(analyzeQuery(text, x.lex), x.lex, text, q.Lang, q.Catalogs))
+	visits, err := countByVisit(ctx, x.reader, planQuery(analyzeQuery(text, x.lex), x.lex, text, q.Lang, q.Catalogs))
 	if err != nil {
 		t.Fatal(err)
 	}
