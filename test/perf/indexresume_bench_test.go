@@ -12,6 +12,7 @@ import (
 
 	"github.com/climatesearch/climatesearch/adapters/blugeindex"
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/core/ingest"
 	"github.com/climatesearch/climatesearch/test/perf/synth"
 	"github.com/climatesearch/climatesearch/test/shareddata"
 )
@@ -112,13 +113,12 @@ func loadForResume(b *testing.B, dir string, n int) string {
 	}
 	start := time.Now()
 	for from := 0; from < n; from += 10000 {
-		rs := make([]core.Resource, 0, 10000)
-		for i := from; i < min(n, from+10000); i++ {
-			it := gen.Item(i, 0)
-			rs = append(rs, core.Resource{ID: it.ID, Catalog: core.National, NameSV: it.Name, NameEN: it.NameEN,
-				DescriptionSV: it.Description, DescriptionEN: it.DescriptionEN, Synonyms: it.Synonyms,
-				Unit: it.Unit, Category: it.Category, A1A3: it.A1A3, Version: synth.Version})
+		// The resources as an ingest of the batch makes them.
+		rel, err := ingest.ReleaseFromBatch(gen.Batch(from, min(10000, n-from), 0))
+		if err != nil {
+			b.Fatal(err)
 		}
+		rs := rel.Resources
 		if err := x.Upsert(ctx, rs); err != nil {
 			b.Fatal(err)
 		}
