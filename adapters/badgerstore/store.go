@@ -116,6 +116,7 @@ type Store struct {
 	// exactly the committed state), but skip JSON decoding, which
 	// dominated the search path.
 	decoded sync.Map // string(key) -> cachedRecord
+	cachedN atomic.Int64 // keys in decoded, at most maxDecoded
 }
 
 type cachedRecord struct {
@@ -355,9 +356,22 @@ func (s *Store) decode(item *badger.Item) (ports.StoredResource, error) {
 	if err != nil {
 		return r, err
 	}
-	s.decoded.Store(key, cachedRecord{version: item.Version(), rec: ports.StoredResource{Resource: r.Resource.Clone(), Hash: r.Hash}})
+	c := cachedRecord{version: item.Version(), rec: ports.StoredResource{Resource: r.Resource.Clone(), Hash: r.Hash}}
+	if _, had := s.decoded.Swap(key, c); !had && s.cachedN.Add(1) > maxDecoded {
+		// Full: this key is not kept after all. The first keys read stay
+		// (at most maxDecoded); a key already cached still follows its
+		// newer versions.
+		s.decoded.Delete(key)
+		s.cachedN.Add(-1)
+	}
 	return r, nil
 }
+
+// maxDecoded bounds the decoded cache: every read resource used to be kept,
+// so a process that read a catalog of 1,000,000 once (a rebuild, the
+// background vectors reading each batch back) held all of them decoded.
+// The real catalogs (about 750 resources) fit many times over.
+var maxDecoded int64 = 50000 // a variable for tests
 
 func decode(item *badger.Item) (ports.StoredResource, error) {
 	var rec record
