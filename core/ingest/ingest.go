@@ -84,6 +84,10 @@ type Service struct {
 	// whole is set once the index holds every catalog (resumed or rebuilt):
 	// only then is it kept at stop (persist.go).
 	whole atomic.Bool
+
+	// life ends with Stop: the background vector queue runs on it.
+	life    context.Context
+	endLife context.CancelFunc
 }
 
 var _ ports.Ingester = (*Service)(nil)
@@ -100,6 +104,7 @@ func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, vis *core
 		applyMu: map[core.CatalogID]*sync.Mutex{},
 		running: map[core.CatalogID]bool{},
 	}
+	s.life, s.endLife = context.WithCancel(context.Background())
 	for _, c := range core.Catalogs {
 		s.applyMu[c] = &sync.Mutex{}
 	}

@@ -41,7 +41,12 @@ func (s *Service) Start(ctx context.Context) {
 	}
 }
 
-// Wait blocks until the background work has returned (after ctx is cancelled).
+// Stop ends the background vector queue (the boot ingest and the schedule
+// end with the context given to Start).
+func (s *Service) Stop() { s.endLife() }
+
+// Wait blocks until the background work has returned (after Stop and the
+// cancellation of Start's context).
 func (s *Service) Wait() { s.wg.Wait() }
 
 // runCatalog runs the boot ingest of cat (then calls booted with its

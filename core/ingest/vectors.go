@@ -62,8 +62,8 @@ func (s *Service) updateVectors(ctx context.Context, cat core.CatalogID, puts []
 		// Not ctx, not even its values: the queue outlives the request
 		// that started it, and a caller's context may be recycled once
 		// the call returns (gin pools its contexts; reading one later is
-		// a data race).
-		go s.runVectors(context.Background())
+		// a data race). It ends with the service (Stop).
+		go s.runVectors(s.life)
 	}
 	s.vq.mu.Unlock()
 }
@@ -85,6 +85,15 @@ func (s *Service) runVectors(ctx context.Context) {
 		start := s.now()
 		n, err := s.vectors.UpdateKeys(ctx, job.upsert, job.remove)
 		s.vectors.AddBacklog(-len(job.upsert))
+		if ctx.Err() != nil {
+			// Stopping: what is left is computed by the next start
+			// (embedding.Syncer.Boot embeds what has no vector).
+			s.vq.mu.Lock()
+			s.vq.jobs, s.vq.running = nil, false
+			s.vq.mu.Unlock()
+			s.log.Info("background embedding stopped with the service; the next start computes the rest", "catalog", job.catalog)
+			return
+		}
 		if err != nil {
 			s.log.Error("background embedding failed; affected resources are found by full-text only until the next boot", "catalog", job.catalog, "error", err)
 		}

@@ -273,6 +273,7 @@ func startIngest(lc fx.Lifecycle, svc *ingest.Service, vis *core.Visibility, vec
 		},
 		OnStop: func(stopCtx context.Context) error {
 			cancel()
+			svc.Stop()
 			<-bootDone
 			svc.Wait()
 			// After the last write: the next start takes the index up
