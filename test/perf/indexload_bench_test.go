@@ -10,6 +10,7 @@ import (
 
 	"github.com/climatesearch/climatesearch/adapters/blugeindex"
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/core/ingest"
 	"github.com/climatesearch/climatesearch/test/perf/synth"
 	"github.com/climatesearch/climatesearch/test/shareddata"
 )
@@ -35,12 +36,14 @@ func BenchmarkIndexLoad(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The resources as an ingest of the synthetic batches makes them.
 	rs := make([]core.Resource, 0, n)
-	for i := range n {
-		it := gen.Item(i, 0)
-		rs = append(rs, core.Resource{ID: it.ID, Catalog: core.National, NameSV: it.Name, NameEN: it.NameEN,
-			DescriptionSV: it.Description, DescriptionEN: it.DescriptionEN, Synonyms: it.Synonyms,
-			Unit: it.Unit, Category: it.Category, A1A3: it.A1A3, Version: synth.Version})
+	for from := 0; from < n; from += core.MaxBatchResources {
+		rel, err := ingest.ReleaseFromBatch(gen.Batch(from, min(core.MaxBatchResources, n-from), 0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rs = append(rs, rel.Resources...)
 	}
 	runtime.GC()
 	for b.Loop() {
