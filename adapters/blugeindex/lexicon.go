@@ -683,6 +683,7 @@ func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docA
 			d.names = append(d.names, langNames{lang: f.lang, units: nameUnits(d.fields[i])})
 		}
 		clear(seen)
+		d.distinct[i] = make([]string, 0, len(d.fields[i]))
 		for _, t := range d.fields[i] {
 			if !seen[t.text] {
 				seen[t.text] = true
