@@ -115,7 +115,7 @@ type Store struct {
 	// decoded from: reads still go through a transaction (so they see
 	// exactly the committed state), but skip JSON decoding, which
 	// dominated the search path.
-	decoded sync.Map // string(key) -> cachedRecord
+	decoded sync.Map     // string(key) -> cachedRecord
 	cachedN atomic.Int64 // keys in decoded, at most maxDecoded
 }
 
