@@ -467,6 +467,13 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	err = s.vis.Publish(func() error {
 		if err := s.store.Apply(ctx, cat, ports.Changes{Put: puts, Meta: &meta, Events: events}); err != nil {
 			change.Discard()
+			if core.KindOf(err) == core.KindInvalid {
+				// The store refuses a write larger than one transaction
+				// holds: the release is the caller's to split.
+				return &core.Error{Kind: core.KindTooLarge, Err: err, Msg: fmt.Sprintf(
+					"%s: %d changed resources cannot be written at once (%v); split the release into smaller files or batches; nothing was changed",
+					cat, len(puts), err)}
+			}
 			return core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
 		}
 		// Stored: the index follows whatever the caller does now.
