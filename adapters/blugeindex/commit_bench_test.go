@@ -3,11 +3,10 @@ package blugeindex
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/test/perf/synth"
 )
 
 // BenchmarkOneChange times a change of one resource (its name, so its
@@ -17,10 +16,7 @@ import (
 //
 //	go test -run '^$' -bench OneChange -benchtime 50x -count 3 ./adapters/blugeindex/
 func BenchmarkOneChange(b *testing.B) {
-	n := 30000
-	if s := os.Getenv("COMMIT_N"); s != "" {
-		n, _ = strconv.Atoi(s)
-	}
+	n := synth.Size(b, "COMMIT_N", 30000)
 	rs := synthResources(b, 0, n)
 	ctx := context.Background()
 	for _, where := range []string{"memory", "disk"} {

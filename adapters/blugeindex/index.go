@@ -69,7 +69,7 @@ type Index struct {
 // New opens an empty in-memory index.
 func New() (*Index, error) {
 	x := &Index{lex: newLexicon(), empty: true}
-	if err := x.openWriter(bluge.InMemoryOnlyConfig()); err != nil {
+	if err := x.openWriter(); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -107,7 +107,7 @@ func Open(dir string) (*Index, error) {
 		}
 		x.empty = true
 	}
-	if err := x.openWriter(bluge.DefaultConfig(filepath.Join(dir, blugeDir))); err != nil {
+	if err := x.openWriter(); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -126,9 +126,13 @@ func loadSnapshot(path, mark string) (*lexicon, error) {
 	return lex, err
 }
 
-// openWriter opens bluge with the index's similarities and takes its first
-// reader.
-func (x *Index) openWriter(cfg bluge.Config) error {
+// openWriter opens bluge (in memory, or in dir) with the index's
+// similarities and takes its first reader.
+func (x *Index) openWriter() error {
+	cfg := bluge.InMemoryOnlyConfig()
+	if x.dir != "" {
+		cfg = bluge.DefaultConfig(filepath.Join(x.dir, blugeDir))
+	}
 	// Fill the config's own map: the config's norm function holds it.
 	maps.Copy(cfg.PerFieldSimilarity, similarities(func() *lexicon { return x.lex }))
 	w, err := bluge.OpenWriter(cfg)
@@ -178,13 +182,12 @@ func (x *Index) Resume(_ context.Context, mark string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("blugeindex: close: %w", err)
 	}
-	if x.dir == "" {
-		return false, x.openWriter(bluge.InMemoryOnlyConfig())
+	if x.dir != "" {
+		if err := os.RemoveAll(filepath.Join(x.dir, blugeDir)); err != nil {
+			return false, fmt.Errorf("blugeindex: clearing %s: %w", x.dir, err)
+		}
 	}
-	if err := os.RemoveAll(filepath.Join(x.dir, blugeDir)); err != nil {
-		return false, fmt.Errorf("blugeindex: clearing %s: %w", x.dir, err)
-	}
-	return false, x.openWriter(bluge.DefaultConfig(filepath.Join(x.dir, blugeDir)))
+	return false, x.openWriter()
 }
 
 // Persist closes the index and, for an index on disk, writes its lexicon

@@ -3,10 +3,8 @@ package blugeindex
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/blugelabs/bluge"
 
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/test/perf/synth"
 )
 
 // scaleX is the index of BenchmarkScaleSearch, loaded once per process.
@@ -33,14 +32,7 @@ var (
 //
 //	SCALE_N=100000 go test -run '^$' -bench ScaleSearch -benchtime 600x -timeout 60m ./adapters/blugeindex/
 func BenchmarkScaleSearch(b *testing.B) {
-	n := 100000
-	if s := os.Getenv("SCALE_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			b.Fatalf("SCALE_N=%q", s)
-		}
-		n = v
-	}
+	n := synth.Size(b, "SCALE_N", 100000)
 	scaleOnce.Do(func() {
 		start := time.Now()
 		x, err := New()

@@ -14,22 +14,17 @@ import (
 )
 
 // synthResources returns synthetic national resources from..from+n-1
-// (test/perf/synth, seed 1: the resources of the scale benchmarks).
+// (test/perf/synth, seed 1: the resources of the scale benchmarks), as an
+// ingest makes them.
 func synthResources(tb testing.TB, from, n int) []core.Resource {
 	tb.Helper()
 	gen, err := synth.New(shareddata.Root(tb), 1)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	rs := make([]core.Resource, 0, n)
-	for i := from; i < from+n; i++ {
-		it := gen.Item(i, 0)
-		// The fields core/ingest maps a batch item to (synth fills the
-		// per-language ones).
-		rs = append(rs, core.Resource{ID: it.ID, Catalog: core.National, NameSV: it.NameSV, NameEN: it.NameEN,
-			DescriptionSV: it.DescriptionSV, DescriptionEN: it.DescriptionEN, Synonyms: it.Synonyms,
-			Unit: it.Unit, GWPUnit: it.GWPUnit, Category: it.Category, CategoryCode: it.CategoryCode,
-			A1A3: it.A1A3, Version: synth.Version})
+	rs, err := gen.Resources(from, n)
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return rs
 }

@@ -3,21 +3,13 @@ package ingest_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	"github.com/climatesearch/climatesearch/adapters/badgerstore"
-	"github.com/climatesearch/climatesearch/adapters/blugeindex"
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/core/ingest"
 )
-
-type noEvents struct{}
-
-func (noEvents) Publish(context.Context, core.Event) error { return nil }
 
 // TestLargeChangeIndexedInChunksAppearsWhole applies releases larger than
 // the index chunk (7 here, so a release of 50 is indexed in 8 changes)
@@ -26,19 +18,10 @@ func (noEvents) Publish(context.Context, core.Event) error { return nil }
 // once the ingest answers it finds them all.
 func TestLargeChangeIndexedInChunksAppearsWhole(t *testing.T) {
 	ctx := context.Background()
-	store, err := badgerstore.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	index, err := blugeindex.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer index.Close()
+	store, index := storeAndIndex(t)
 	vis := core.NewVisibility()
 	svc := ingest.New(ingest.Config{IndexChunk: 7}, store, index, vis, nil, noEvents{}, ingest.Sources{},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+		quiet)
 
 	const n = 50
 	word := func(k int) string { return fmt.Sprintf("q%cx%c", 'a'+k, 'a'+(k*7+3)%26) }

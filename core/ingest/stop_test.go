@@ -3,13 +3,9 @@ package ingest_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/climatesearch/climatesearch/adapters/badgerstore"
-	"github.com/climatesearch/climatesearch/adapters/blugeindex"
 	"github.com/climatesearch/climatesearch/adapters/hnsw"
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/core/embedding"
@@ -41,20 +37,10 @@ func (e stuckEmbedder) EmbedQuery(ctx context.Context, _ string) ([]float32, err
 // embedding that may take minutes, or never end.
 func TestStopEndsTheBackgroundVectors(t *testing.T) {
 	ctx := context.Background()
-	store, err := badgerstore.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	index, err := blugeindex.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer index.Close()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store, index := storeAndIndex(t)
 	emb := stuckEmbedder{called: make(chan struct{}, 1)}
-	vec := embedding.New(emb, store, hnsw.NewCatalogIndex(emb.Dim()), store, log)
-	svc := ingest.New(ingest.Config{}, store, index, core.NewVisibility(), vec, noEvents{}, ingest.Sources{}, log)
+	vec := embedding.New(emb, store, hnsw.NewCatalogIndex(emb.Dim()), store, quiet)
+	svc := ingest.New(ingest.Config{}, store, index, core.NewVisibility(), vec, noEvents{}, ingest.Sources{}, quiet)
 
 	rel := core.Release{Catalog: core.DKBR, Origin: core.OriginFile, Version: "R1"}
 	for i := range 2500 { // above the limit embedded before the answer

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/climatesearch/climatesearch/adapters/badgerstore"
-	"github.com/climatesearch/climatesearch/adapters/blugeindex"
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/core/ingest"
 	"github.com/climatesearch/climatesearch/ports"
@@ -37,24 +34,15 @@ func (s tightStore) Apply(ctx context.Context, c core.CatalogID, ch ports.Change
 // not as an outage, and changes nothing: neither the store nor the index.
 func TestReleaseTooLargeForTheStoreIsRefusedWhole(t *testing.T) {
 	ctx := context.Background()
-	st, err := badgerstore.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	index, err := blugeindex.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer index.Close()
+	st, index := storeAndIndex(t)
 	svc := ingest.New(ingest.Config{}, tightStore{st, 10}, index, core.NewVisibility(), nil, noEvents{}, ingest.Sources{},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+		quiet)
 	rel := core.Release{Catalog: core.DKBR, Origin: core.OriginFile, Version: "R1"}
 	for i := range 11 {
 		v := float64(i)
 		rel.Resources = append(rel.Resources, core.Resource{ID: fmt.Sprintf("#T%02d", i), NameDA: "Teglsten", Unit: "kg", A1A3: &v})
 	}
-	_, err = svc.Apply(ctx, rel)
+	_, err := svc.Apply(ctx, rel)
 	if core.KindOf(err) != core.KindTooLarge || !strings.Contains(err.Error(), "split") || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Fatalf("Apply of a release too large for the store: %v (kind %v), want too large, saying to split it", err, core.KindOf(err))
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/test/perf/synth"
 )
 
 // BenchmarkFileApply applies a generated CSV of FILE_N rows (default
@@ -38,14 +39,7 @@ import (
 //	FILE_N=100000 HEAP_OUT=/tmp/fa.heap go test -run '^$' -bench FileApply -benchtime 1x ./test/perf/
 //	go tool pprof -sample_index=inuse_space -top /tmp/fa.heap
 func BenchmarkFileApply(b *testing.B) {
-	n := 100000
-	if s := os.Getenv("FILE_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			b.Fatalf("FILE_N=%q", s)
-		}
-		n = v
-	}
+	n := synth.Size(b, "FILE_N", 100000)
 	csv := fileCSV(n)
 	h, stop := bootEnv(b, upstream(b), map[string]string{"SERVICE_EMBEDDER": "hash", "SERVICE_MAX_UPLOAD": "256MiB"})
 	defer stop()

@@ -5,12 +5,9 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
 	"testing"
 
 	"github.com/climatesearch/climatesearch/adapters/blugeindex"
-	"github.com/climatesearch/climatesearch/core"
-	"github.com/climatesearch/climatesearch/core/ingest"
 	"github.com/climatesearch/climatesearch/test/perf/synth"
 	"github.com/climatesearch/climatesearch/test/shareddata"
 )
@@ -24,26 +21,14 @@ import (
 //	SCALE_N=100000 HEAP_OUT=/tmp/il.heap go test -run '^$' -bench IndexLoad -benchtime 1x -timeout 20m ./test/perf/
 //	go tool pprof -sample_index=inuse_space -top /tmp/il.heap
 func BenchmarkIndexLoad(b *testing.B) {
-	n := 100000
-	if s := os.Getenv("SCALE_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			b.Fatalf("SCALE_N=%q", s)
-		}
-		n = v
-	}
+	n := synth.Size(b, "SCALE_N", 100000)
 	gen, err := synth.New(shareddata.Root(b), 1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The resources as an ingest of the synthetic batches makes them.
-	rs := make([]core.Resource, 0, n)
-	for from := 0; from < n; from += core.MaxBatchResources {
-		rel, err := ingest.ReleaseFromBatch(gen.Batch(from, min(core.MaxBatchResources, n-from), 0))
-		if err != nil {
-			b.Fatal(err)
-		}
-		rs = append(rs, rel.Resources...)
+	rs, err := gen.Resources(0, n)
+	if err != nil {
+		b.Fatal(err)
 	}
 	runtime.GC()
 	for b.Loop() {

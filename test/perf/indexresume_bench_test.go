@@ -12,7 +12,6 @@ import (
 
 	"github.com/climatesearch/climatesearch/adapters/blugeindex"
 	"github.com/climatesearch/climatesearch/core"
-	"github.com/climatesearch/climatesearch/core/ingest"
 	"github.com/climatesearch/climatesearch/test/perf/synth"
 	"github.com/climatesearch/climatesearch/test/shareddata"
 )
@@ -28,14 +27,7 @@ import (
 //
 //	SCALE_N=100000 go test -run '^$' -bench IndexResume -benchtime 5x -timeout 60m ./test/perf/
 func BenchmarkIndexResume(b *testing.B) {
-	n := 100000
-	if s := os.Getenv("SCALE_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			b.Fatalf("SCALE_N=%q", s)
-		}
-		n = v
-	}
+	n := synth.Size(b, "SCALE_N", 100000)
 	ctx := context.Background()
 	dir := os.Getenv("INDEX_DIR")
 	if dir == "" {
@@ -113,12 +105,10 @@ func loadForResume(b *testing.B, dir string, n int) string {
 	}
 	start := time.Now()
 	for from := 0; from < n; from += 10000 {
-		// The resources as an ingest of the batch makes them.
-		rel, err := ingest.ReleaseFromBatch(gen.Batch(from, min(10000, n-from), 0))
+		rs, err := gen.Resources(from, min(10000, n-from))
 		if err != nil {
 			b.Fatal(err)
 		}
-		rs := rel.Resources
 		if err := x.Upsert(ctx, rs); err != nil {
 			b.Fatal(err)
 		}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,14 +40,7 @@ import (
 //	SCALE_N=100000 SCALE_PROFILE=/tmp/prof go test -run '^$' -bench Scale -benchtime 20x -timeout 30m ./test/perf/
 //	go tool pprof -top /tmp/prof/one-changed.cpu
 func BenchmarkScale(b *testing.B) {
-	n := 10000
-	if s := os.Getenv("SCALE_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			b.Fatalf("SCALE_N=%q", s)
-		}
-		n = v
-	}
+	n := synth.Size(b, "SCALE_N", 10000)
 	profDir := os.Getenv("SCALE_PROFILE")
 	gen, err := synth.New(shareddata.Root(b), 1)
 	if err != nil {

@@ -22,10 +22,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/climatesearch/climatesearch/adapters/boverket"
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/core/ingest"
 )
 
 // FirstID is the id of resource 0; ids are FirstID+i (the real catalog's ids
@@ -282,4 +284,37 @@ func (g *Generator) Batch(from, n, variant int) core.ResourceBatch {
 		b.Resources = append(b.Resources, g.Item(i, variant))
 	}
 	return b
+}
+
+// Resources returns resources [from, from+n) as an ingest of their batches
+// makes them (core/ingest's mapping of a batch item), for loading an index
+// or a store directly.
+func (g *Generator) Resources(from, n int) ([]core.Resource, error) {
+	out := make([]core.Resource, 0, n)
+	for i := from; i < from+n; i += core.MaxBatchResources {
+		rel, err := ingest.ReleaseFromBatch(g.Batch(i, min(core.MaxBatchResources, from+n-i), 0))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rel.Resources...)
+	}
+	return out, nil
+}
+
+// Size reads a benchmark's size from the environment variable name (def
+// when unset) and fails on anything but a positive integer.
+func Size(tb interface {
+	Helper()
+	Fatalf(string, ...any)
+}, name string, def int) int {
+	tb.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 {
+		tb.Fatalf("%s=%q: want a positive number", name, s)
+	}
+	return v
 }
