@@ -75,6 +75,11 @@ type CatalogMeta struct {
 	// through later partial ingests (files, batches) that only add to it,
 	// and cleared by the first complete release, which replaces it.
 	DemoSnapshot string `json:"demo_snapshot,omitempty"`
+	// Counter counts the writes that changed the catalog's resources in a
+	// store shared by several replicas, which advances it
+	// (ports.Changes.IfCounter); the replicas follow each other's writes by
+	// it. Zero in a store of one process.
+	Counter uint64 `json:"counter,omitempty"`
 }
 
 // ResourceBatch is the JSON body of POST /admin/resources.

@@ -24,6 +24,15 @@ type StoredResource struct {
 type Changes struct {
 	Put  []StoredResource
 	Meta *core.CatalogMeta
+	// IfCounter, when set, is the catalog's change counter
+	// (CatalogMeta.Counter) the caller's diff read. A store shared by
+	// several processes refuses the write with core.KindConflict when its
+	// counter differs, since another process wrote the catalog in between
+	// and the diff is stale; otherwise a write that puts resources advances
+	// the counter by one and stamps them with it (ChangeFeed.Since). A store
+	// of one process, where the caller's lock already orders the writes of
+	// a catalog, keeps no counter.
+	IfCounter *uint64
 	// Events go to the webhook outbox in the same transaction, so a change
 	// is never stored without its event (see WebhookStore.RecordEvent).
 	Events []core.Event
@@ -46,7 +55,8 @@ type ResourceStore interface {
 	Apply(ctx context.Context, catalog core.CatalogID, ch Changes) error
 	// Meta returns the catalog's metadata (zero value with Catalog set when none).
 	Meta(ctx context.Context, catalog core.CatalogID) (core.CatalogMeta, error)
-	// PutMeta stores the catalog's metadata.
+	// PutMeta stores the catalog's metadata; the change counter is the
+	// store's and is kept whatever meta.Counter says.
 	PutMeta(ctx context.Context, meta core.CatalogMeta) error
 	// Ping fails when the store cannot be read.
 	Ping(ctx context.Context) error
