@@ -42,6 +42,10 @@ type Config struct {
 	// IndexChunk is the most resources one index change holds (see
 	// indexChunks); 0 means DefaultIndexChunk.
 	IndexChunk int
+	// Feed and Locks are set when several replicas share the store
+	// (follow.go); nil for a store of one process.
+	Feed  ports.ChangeFeed
+	Locks ports.RunLocks
 }
 
 // BootState hears how the boot ingest goes (core.Visibility does).
@@ -74,9 +78,16 @@ type Service struct {
 	// applyMu serialises writes per catalog: the diff reads the store, so
 	// two applies of one catalog must not interleave.
 	applyMu map[core.CatalogID]*sync.Mutex
-	// running marks an upstream ingest in flight per catalog, so they never overlap.
+	// running marks an upstream ingest in flight per catalog, so they never
+	// overlap; unlocks holds the run locks other replicas honour.
 	runMu   sync.Mutex
 	running map[core.CatalogID]bool
+	unlocks map[core.CatalogID]func()
+
+	// seen is the change counter of a shared store up to which the index
+	// holds each catalog, once tracked (follow.go); both under applyMu.
+	seen    map[core.CatalogID]uint64
+	tracked map[core.CatalogID]bool
 
 	vq vectorQueue
 	wg sync.WaitGroup
@@ -103,6 +114,9 @@ func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, vis *core
 		now:     time.Now,
 		applyMu: map[core.CatalogID]*sync.Mutex{},
 		running: map[core.CatalogID]bool{},
+		unlocks: map[core.CatalogID]func(){},
+		seen:    map[core.CatalogID]uint64{},
+		tracked: map[core.CatalogID]bool{},
 	}
 	s.life, s.endLife = context.WithCancel(context.Background())
 	for _, c := range core.Catalogs {
@@ -144,6 +158,9 @@ func (s *Service) rebuild(ctx context.Context, c core.CatalogID) (int, error) {
 	mu := s.applyMu[c]
 	mu.Lock()
 	defer mu.Unlock()
+	if err := s.track(ctx, c); err != nil {
+		return 0, err
+	}
 	var batch []core.Resource
 	err := s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
 		if !sr.Resource.Withdrawn {
@@ -170,8 +187,24 @@ func (s *Service) rebuild(ctx context.Context, c core.CatalogID) (int, error) {
 // order. When all fail, an empty catalog gets the demo snapshot; a catalog
 // that holds data keeps it untouched.
 func (s *Service) RunUpstream(ctx context.Context, catalog core.CatalogID) (core.IngestResult, error) {
+	return s.observeRun(ctx, catalog, s.runUpstream)
+}
+
+// runTaken is RunUpstream for a caller that holds the catalog's run (begin).
+func (s *Service) runTaken(ctx context.Context, catalog core.CatalogID) (core.IngestResult, error) {
+	return s.observeRun(ctx, catalog, func(ctx context.Context, catalog core.CatalogID) (core.IngestResult, error) {
+		srcs := s.sources.Upstream[catalog]
+		if len(srcs) == 0 {
+			return core.IngestResult{}, core.Invalidf("catalog %s has no upstream source; load it with POST /admin/resources", catalog)
+		}
+		return s.runUpstreamLocked(ctx, catalog, srcs)
+	})
+}
+
+// observeRun runs an upstream ingest and records it in the metrics.
+func (s *Service) observeRun(ctx context.Context, catalog core.CatalogID, run func(context.Context, core.CatalogID) (core.IngestResult, error)) (core.IngestResult, error) {
 	start := time.Now()
-	res, err := s.runUpstream(ctx, catalog)
+	res, err := run(ctx, catalog)
 	origin := string(res.Origin)
 	if origin == "" {
 		origin = "upstream" // no source answered
@@ -203,10 +236,15 @@ func (s *Service) runUpstream(ctx context.Context, catalog core.CatalogID) (core
 	if len(srcs) == 0 {
 		return core.IngestResult{}, core.Invalidf("catalog %s has no upstream source; load it with POST /admin/resources", catalog)
 	}
-	if !s.begin(catalog) {
-		return core.IngestResult{}, &core.Error{Kind: core.KindBusy, Msg: fmt.Sprintf("an ingest of %s is already running; retry when it has finished", catalog)}
+	if err := s.begin(ctx, catalog); err != nil {
+		return core.IngestResult{}, err
 	}
 	defer s.end(catalog)
+	return s.runUpstreamLocked(ctx, catalog, srcs)
+}
+
+// runUpstreamLocked is RunUpstream once the catalog's run is taken (begin).
+func (s *Service) runUpstreamLocked(ctx context.Context, catalog core.CatalogID, srcs []ports.CatalogSource) (core.IngestResult, error) {
 
 	started := s.now()
 	var failures []string
@@ -257,20 +295,39 @@ func (s *Service) runUpstream(ctx context.Context, catalog core.CatalogID) (core
 	return core.IngestResult{}, core.Unavailablef(errors.New(cause), "the publisher of %s is unreachable (%s); the stored data was kept", catalog, cause)
 }
 
-func (s *Service) begin(c core.CatalogID) bool {
+// begin takes the catalog's upstream run, in this process and, over a
+// shared store, across every replica; KindBusy when it is taken.
+func (s *Service) begin(ctx context.Context, c core.CatalogID) error {
+	busy := &core.Error{Kind: core.KindBusy, Msg: fmt.Sprintf("an ingest of %s is already running; retry when it has finished", c)}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	if s.running[c] {
-		return false
+		return busy
 	}
-	s.running[c] = true
-	return true
+	unlock := func() {}
+	if s.cfg.Locks != nil {
+		u, ok, err := s.cfg.Locks.TryLock(ctx, "ingest:"+string(c))
+		if err != nil {
+			return core.Unavailablef(err, "store unavailable")
+		}
+		if !ok {
+			return busy // another replica runs it
+		}
+		unlock = u
+	}
+	s.running[c], s.unlocks[c] = true, unlock
+	return nil
 }
 
 func (s *Service) end(c core.CatalogID) {
 	s.runMu.Lock()
 	s.running[c] = false
+	unlock := s.unlocks[c]
+	delete(s.unlocks, c)
 	s.runMu.Unlock()
+	if unlock != nil {
+		unlock()
+	}
 }
 
 // loadFixture applies the demo snapshot only if the catalog is still empty,
@@ -284,6 +341,11 @@ func (s *Service) loadFixture(ctx context.Context, catalog core.CatalogID, fix p
 	mu := s.applyMu[catalog]
 	mu.Lock()
 	defer mu.Unlock()
+	unlock, err := s.writeLock(ctx, catalog)
+	if err != nil {
+		return core.IngestResult{}, false, err
+	}
+	defer unlock()
 	n, err := s.store.Count(ctx, catalog)
 	if err != nil {
 		return core.IngestResult{}, false, core.Unavailablef(err, "store unavailable")
@@ -331,6 +393,11 @@ func (s *Service) applyMode(ctx context.Context, rel core.Release, started time.
 	mu.Lock()
 	defer mu.Unlock()
 	if !dryRun {
+		unlock, err := s.writeLock(ctx, rel.Catalog)
+		if err != nil {
+			return core.IngestResult{}, err
+		}
+		defer unlock()
 		// Background vectors give way to the write (Syncer.Writing);
 		// released before this ingest's own vectors are computed.
 		done := s.vectors.Writing()
@@ -465,7 +532,7 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 		return core.IngestResult{}, core.Unavailablef(err, "indexing %s failed; nothing was changed", cat)
 	}
 	err = s.vis.Publish(func() error {
-		if err := s.store.Apply(ctx, cat, ports.Changes{Put: puts, Meta: &meta, Events: events}); err != nil {
+		if err := s.store.Apply(ctx, cat, ports.Changes{Put: puts, Meta: &meta, Events: events, IfCounter: s.ifCounter(meta)}); err != nil {
 			change.Discard()
 			if core.KindOf(err) == core.KindInvalid {
 				// The store refuses a write larger than one transaction
@@ -474,8 +541,12 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 					"%s: %d changed resources cannot be written at once (%v); split the release into smaller files or batches; nothing was changed",
 					cat, len(puts), err)}
 			}
+			if core.KindOf(err) == core.KindConflict {
+				return err // another replica wrote first (it does not take the write lock)
+			}
 			return core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
 		}
+		s.wrote(cat, meta.Counter, len(puts))
 		// Stored: the index follows whatever the caller does now.
 		ictx := context.WithoutCancel(ctx)
 		err := change.Commit()

@@ -30,6 +30,8 @@ func (s *Service) resume(ctx context.Context) (bool, error) {
 		s.vis.MarkLoaded(c)
 	}
 	s.whole.Store(true)
+	// (Never with a shared store, whose mark is always empty: it would
+	// need each catalog's counter kept with the index.)
 	s.log.InfoContext(ctx, "search index taken up from the last clean stop")
 	return true, nil
 }
@@ -44,7 +46,9 @@ func (s *Service) Persist(ctx context.Context) error {
 		mu.Lock()
 		defer mu.Unlock()
 	}
-	if !s.whole.Load() {
+	if !s.whole.Load() || s.cfg.Feed != nil {
+		// A shared store cannot keep a replica's mark (the other replicas
+		// write on): such a replica rebuilds its index at start.
 		return nil
 	}
 	mark, err := s.index.Persist(ctx)

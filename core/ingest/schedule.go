@@ -14,6 +14,13 @@ func (s *Service) Start(ctx context.Context) {
 	var boot sync.WaitGroup
 	var mu sync.Mutex
 	var failed error
+	if s.cfg.Feed != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.follow(ctx)
+		}()
+	}
 	for cat := range s.sources.Upstream {
 		s.wg.Add(1)
 		boot.Add(1)
@@ -54,7 +61,7 @@ func (s *Service) Wait() { s.wg.Wait() }
 func (s *Service) runCatalog(ctx context.Context, cat core.CatalogID, booted func(error)) {
 	var err error
 	if s.cfg.BootIngest {
-		err = s.runOnce(ctx, cat, "boot", s.cfg.BootTimeout)
+		err = s.runOnce(ctx, cat, "boot", s.cfg.BootTimeout, false)
 	}
 	booted(err)
 	if s.cfg.Interval <= 0 {
@@ -76,10 +83,31 @@ func (s *Service) runCatalog(ctx context.Context, cat core.CatalogID, booted fun
 			return
 		case <-t.C:
 		}
-		_ = s.runOnce(ctx, cat, "scheduled", 0)
-		if err := s.updateMeta(ctx, cat, func(m *core.CatalogMeta) { m.NextIngest = advance(m.NextIngest, s.now(), s.cfg.Interval) }); err != nil {
-			s.log.Error("persisting the schedule failed", "catalog", cat, "error", err)
+		s.runScheduled(ctx, cat)
+	}
+}
+
+// runScheduled runs the ingest that fell due, once across replicas: every
+// replica wakes at the shared NextIngest, the first to take the run lock
+// runs it and moves the schedule on before letting go, and one that gets
+// the lock later finds the schedule already moved and skips.
+func (s *Service) runScheduled(ctx context.Context, cat core.CatalogID) {
+	if err := s.begin(ctx, cat); err != nil {
+		if core.KindOf(err) == core.KindBusy {
+			s.log.Info("scheduled ingest skipped: an ingest of the catalog is running", "catalog", cat)
+		} else {
+			s.log.Error("scheduled ingest not started", "catalog", cat, "error", err)
 		}
+		return
+	}
+	defer s.end(cat)
+	if m, err := s.store.Meta(ctx, cat); err == nil && m.NextIngest.After(s.now()) {
+		s.log.Info("scheduled ingest skipped: another replica ran it", "catalog", cat, "next", m.NextIngest)
+		return
+	}
+	_ = s.runOnce(ctx, cat, "scheduled", 0, true)
+	if err := s.updateMeta(ctx, cat, func(m *core.CatalogMeta) { m.NextIngest = advance(m.NextIngest, s.now(), s.cfg.Interval) }); err != nil {
+		s.log.Error("persisting the schedule failed", "catalog", cat, "error", err)
 	}
 }
 
@@ -114,14 +142,20 @@ func advance(next, now time.Time, every time.Duration) time.Time {
 	return next.UTC()
 }
 
-func (s *Service) runOnce(parent context.Context, cat core.CatalogID, why string, timeout time.Duration) error {
+// runOnce runs an upstream ingest of cat and reports its failure; taken
+// says the caller holds the catalog's run already (begin).
+func (s *Service) runOnce(parent context.Context, cat core.CatalogID, why string, timeout time.Duration, taken bool) error {
 	ctx := parent
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(parent, timeout)
 		defer cancel()
 	}
-	res, err := s.RunUpstream(ctx, cat)
+	run := s.RunUpstream
+	if taken {
+		run = s.runTaken
+	}
+	res, err := run(ctx, cat)
 	if parent.Err() != nil {
 		return parent.Err() // shutting down: whatever happened is not an ingest failure
 	}
