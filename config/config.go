@@ -20,8 +20,11 @@ import (
 
 // Config is everything the process can be told.
 type Config struct {
-	Addr           string
-	DataDir        string
+	Addr    string
+	DataDir string
+	// Store is "" for badger under DataDir, or a postgres:// URL of a
+	// PostgreSQL database that several replicas share.
+	Store          string
 	UpstreamURL    string
 	UpstreamVer    string
 	UpstreamKey    string
@@ -175,7 +178,8 @@ var settings = []setting{
 	{"addr", "SERVICE_ADDR", "127.0.0.1:8080", "HTTP listen address (host:port)", str(func(c *Config) *string { return &c.Addr })},
 	{"metrics-addr", "SERVICE_METRICS_ADDR", "", "serve /metrics on this separate host:port instead of the main listener (none: on the main listener)", str(func(c *Config) *string { return &c.MetricsAddr })},
 	{"pprof-addr", "SERVICE_PPROF_ADDR", "", "serve net/http/pprof on this host:port (a bare :port binds 127.0.0.1); none: off", str(func(c *Config) *string { return &c.PprofAddr })},
-	{"data-dir", "SERVICE_DATA_DIR", "./data", "directory of the badger store", str(func(c *Config) *string { return &c.DataDir })},
+	{"data-dir", "SERVICE_DATA_DIR", "./data", "directory of the badger store and of the search index", str(func(c *Config) *string { return &c.DataDir })},
+	{"store", "SERVICE_STORE", "", "where the data lives: empty for badger under SERVICE_DATA_DIR (one process); a postgres://user:password@host:port/database URL for PostgreSQL shared by several replicas (docs/SCALING.md)", str(func(c *Config) *string { return &c.Store })},
 	{"upstream-url", "SERVICE_UPSTREAM_URL", DefaultUpstreamURL, "base URL of the publisher's JSON API", str(func(c *Config) *string { return &c.UpstreamURL })},
 	{"upstream-version", "SERVICE_UPSTREAM_VERSION", "latest", "release asked of the JSON API (latest or e.g. 02.07.000)", str(func(c *Config) *string { return &c.UpstreamVer })},
 	{"upstream-key", "SERVICE_UPSTREAM_KEY", "", "optional Ocp-Apim-Subscription-Key for the publisher's API", str(func(c *Config) *string { return &c.UpstreamKey })},
@@ -330,6 +334,9 @@ func (c Config) validate() error {
 	_ = host
 	if c.DataDir == "" {
 		return fmt.Errorf("invalid %s: must not be empty", c.name("SERVICE_DATA_DIR"))
+	}
+	if err := c.validateStore(); err != nil {
+		return err
 	}
 	for _, u := range []struct{ name, v string }{
 		{"SERVICE_UPSTREAM_URL", c.UpstreamURL}, {"SERVICE_EXCEL_URL_SV", c.ExcelURLSV},
@@ -517,3 +524,25 @@ func (c Config) VectorWeightValue() float64 {
 	}
 	return 1
 }
+
+// validateStore accepts an empty SERVICE_STORE (badger) or a PostgreSQL
+// URL. The URL may carry a password: errors show it redacted.
+func (c Config) validateStore() error {
+	if c.Store == "" {
+		return nil
+	}
+	u, err := url.Parse(c.Store)
+	if err != nil {
+		return fmt.Errorf("invalid %s: not a URL; want postgres://user:password@host:port/database (or empty for badger)", c.name("SERVICE_STORE"))
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return fmt.Errorf("invalid %s %q: want postgres://user:password@host:port/database (or empty for badger)", c.name("SERVICE_STORE"), u.Redacted())
+	}
+	if u.Host == "" && u.Query().Get("host") == "" {
+		return fmt.Errorf("invalid %s %q: no host (postgres://host:port/database, or ?host=/path/of/a/socket/directory)", c.name("SERVICE_STORE"), u.Redacted())
+	}
+	return nil
+}
+
+// SharedStore tells whether the data lives in a store several replicas share.
+func (c Config) SharedStore() bool { return c.Store != "" }

@@ -41,25 +41,45 @@ func TestInvalidConfigurationIsOneClearLine(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		"addr":     {nil, map[string]string{"SERVICE_ADDR": "localhost"}, "SERVICE_ADDR"},
-		"port":     {nil, map[string]string{"SERVICE_ADDR": "127.0.0.1:99999"}, "port"},
-		"interval": {nil, map[string]string{"SERVICE_INGEST_INTERVAL": "weekly"}, "SERVICE_INGEST_INTERVAL"},
-		"negative": {[]string{"-ingest-interval=-1h"}, nil, "-ingest-interval"},
-		"tiny":     {nil, map[string]string{"SERVICE_INGEST_INTERVAL": "5s"}, "at least 1m"},
-		"url":      {nil, map[string]string{"SERVICE_UPSTREAM_URL": "ftp://x"}, "SERVICE_UPSTREAM_URL"},
-		"origin":   {nil, map[string]string{"SERVICE_ORIGIN_BASE": "klimatdatabasen"}, "SERVICE_ORIGIN_BASE"},
-		"log":      {nil, map[string]string{"SERVICE_LOG_FORMAT": "xml"}, "SERVICE_LOG_FORMAT"},
-		"bool":     {nil, map[string]string{"SERVICE_BOOT_INGEST": "sometimes"}, "SERVICE_BOOT_INGEST"},
-		"start":    {nil, map[string]string{"SERVICE_START_TIMEOUT": "0"}, "SERVICE_START_TIMEOUT"},
-		"startneg": {[]string{"-start-timeout=-1s"}, nil, "-start-timeout"},
-		"startfmt": {nil, map[string]string{"SERVICE_START_TIMEOUT": "soon"}, "SERVICE_START_TIMEOUT"},
-		"flag":     {[]string{"-colour"}, nil, "colour"},
-		"arg":      {[]string{"serve"}, nil, "unexpected argument"},
+		"addr":      {nil, map[string]string{"SERVICE_ADDR": "localhost"}, "SERVICE_ADDR"},
+		"port":      {nil, map[string]string{"SERVICE_ADDR": "127.0.0.1:99999"}, "port"},
+		"interval":  {nil, map[string]string{"SERVICE_INGEST_INTERVAL": "weekly"}, "SERVICE_INGEST_INTERVAL"},
+		"negative":  {[]string{"-ingest-interval=-1h"}, nil, "-ingest-interval"},
+		"tiny":      {nil, map[string]string{"SERVICE_INGEST_INTERVAL": "5s"}, "at least 1m"},
+		"url":       {nil, map[string]string{"SERVICE_UPSTREAM_URL": "ftp://x"}, "SERVICE_UPSTREAM_URL"},
+		"origin":    {nil, map[string]string{"SERVICE_ORIGIN_BASE": "klimatdatabasen"}, "SERVICE_ORIGIN_BASE"},
+		"log":       {nil, map[string]string{"SERVICE_LOG_FORMAT": "xml"}, "SERVICE_LOG_FORMAT"},
+		"bool":      {nil, map[string]string{"SERVICE_BOOT_INGEST": "sometimes"}, "SERVICE_BOOT_INGEST"},
+		"start":     {nil, map[string]string{"SERVICE_START_TIMEOUT": "0"}, "SERVICE_START_TIMEOUT"},
+		"startneg":  {[]string{"-start-timeout=-1s"}, nil, "-start-timeout"},
+		"startfmt":  {nil, map[string]string{"SERVICE_START_TIMEOUT": "soon"}, "SERVICE_START_TIMEOUT"},
+		"flag":      {[]string{"-colour"}, nil, "colour"},
+		"arg":       {[]string{"serve"}, nil, "unexpected argument"},
+		"store":     {nil, map[string]string{"SERVICE_STORE": "mysql://u:hunter2@db/x"}, "SERVICE_STORE"},
+		"storehost": {[]string{"-store=postgres:///x"}, nil, "no host"},
 	}
 	for name, tc := range cases {
 		_, err := Load(tc.args, env(tc.env), io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v (want one line containing %q)", name, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: the error shows the store's password: %v", name, err)
+		}
+	}
+}
+
+// TestStoreURLs: badger by default, PostgreSQL by URL (with a socket
+// directory too).
+func TestStoreURLs(t *testing.T) {
+	for _, u := range []string{"", "postgres://cs:pw@127.0.0.1:5432/cs", "postgresql://cs@db.internal/cs?sslmode=require", "postgres:///cs?host=/run/postgresql"} {
+		c, err := Load(nil, env(map[string]string{"SERVICE_STORE": u}), io.Discard)
+		if err != nil {
+			t.Errorf("%q: %v", u, err)
+			continue
+		}
+		if c.SharedStore() != (u != "") {
+			t.Errorf("%q: SharedStore %v", u, c.SharedStore())
 		}
 	}
 }
