@@ -8,9 +8,9 @@ import (
 
 	"go.uber.org/fx"
 
-	"github.com/climatesearch/climatesearch/adapters/badgerstore"
 	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
 )
 
 func typical(r map[string]any) (map[string]any, bool) {
@@ -192,7 +192,7 @@ func TestExcelFallbackWhenTheJSONFails(t *testing.T) {
 }
 
 func TestUpstreamDownOnAnEmptyStoreLoadsTheDemoSnapshot(t *testing.T) {
-	var st *badgerstore.Store
+	var st ports.ResourceStore
 	e := newEnv(t, nil, fx.Populate(&st))
 	e.Up.FailJSON(http.StatusServiceUnavailable)
 	e.Up.FailExcel(http.StatusServiceUnavailable)

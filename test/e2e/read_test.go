@@ -2,13 +2,14 @@ package e2e
 
 import (
 	"go.uber.org/fx"
+	"io"
 
-	"github.com/climatesearch/climatesearch/adapters/badgerstore"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
 )
 
 // TestReadAPIOverTheRealCatalog ingests the real exports (02.06 sv merged
@@ -209,12 +210,12 @@ func round(v float64) float64 {
 }
 
 func TestHealthReportsAnUnreadableStore(t *testing.T) {
-	var st *badgerstore.Store
+	var st ports.ResourceStore
 	e := newEnv(t, nil, fx.Populate(&st))
 	if r := e.get("/healthz"); r.Status != 200 {
 		t.Fatalf("%d", r.Status)
 	}
-	if err := st.Close(); err != nil {
+	if err := st.(io.Closer).Close(); err != nil {
 		t.Fatal(err)
 	}
 	r := e.get("/healthz")

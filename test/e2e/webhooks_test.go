@@ -14,9 +14,9 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.uber.org/fx"
 
-	"github.com/climatesearch/climatesearch/adapters/badgerstore"
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/core/webhooks"
+	"github.com/climatesearch/climatesearch/ports"
 )
 
 // receiver is a real HTTP endpoint that records every delivery and answers
@@ -592,7 +592,7 @@ func TestWebhookBootIngestFailure(t *testing.T) {
 // Deleting a destination while an attempt to it is in flight leaves
 // nothing behind once the attempt ends: no queued delivery, no log.
 func TestWebhookDeleteWhileInFlightLeavesNothing(t *testing.T) {
-	var st *badgerstore.Store
+	var st ports.WebhookStore
 	var svc *webhooks.Service
 	e := newEnv(t, webhookSettings(nil), fx.Populate(&st, &svc))
 	release := make(chan struct{})

@@ -22,7 +22,6 @@ import (
 	"go.uber.org/zap/exp/zapslog"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/climatesearch/climatesearch/adapters/badgerstore"
 	"github.com/climatesearch/climatesearch/adapters/blugeindex"
 	"github.com/climatesearch/climatesearch/adapters/boverket"
 	"github.com/climatesearch/climatesearch/adapters/console"
@@ -128,8 +127,8 @@ func newSlog(log *zap.Logger) *slog.Logger {
 	return slog.New(requestIDs{zapslog.NewHandler(log.Core(), zapslog.WithName("core"))})
 }
 
-func newFiles(cfg config.Config, in *ingest.Service, st *badgerstore.Store) *ingest.Files {
-	return ingest.NewFiles(in, filereader.Parser{Limits: filereader.Limits{MaxBytes: cfg.MaxUpload}}, st)
+func newFiles(cfg config.Config, in *ingest.Service, stash ports.FileStash) *ingest.Files {
+	return ingest.NewFiles(in, filereader.Parser{Limits: filereader.Limits{MaxBytes: cfg.MaxUpload}}, stash)
 }
 
 func newEmbedder(cfg config.Config) (ports.Embedder, error) {
@@ -145,24 +144,11 @@ func newReranker(cfg config.Config) (ports.Reranker, error) {
 }
 
 // newVectors is nil (full-text only) when no embedder is configured.
-func newVectors(e ports.Embedder, st *badgerstore.Store, log *slog.Logger) *embedding.Syncer {
+func newVectors(e ports.Embedder, vs ports.VectorStore, st ports.ResourceStore, log *slog.Logger) *embedding.Syncer {
 	if e == nil {
 		return nil
 	}
-	return embedding.New(e, st, hnsw.NewCatalogIndex(e.Dim()), st, log)
-}
-
-func newStore(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (ports.ResourceStore, *badgerstore.Store, error) {
-	dir := filepath.Join(cfg.DataDir, "badger")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("data directory %s: %w", cfg.DataDir, err)
-	}
-	st, err := badgerstore.Open(dir, log.Named("badger"))
-	if err != nil {
-		return nil, nil, fmt.Errorf("opening the store in %s: %w", dir, err)
-	}
-	lc.Append(fx.StopHook(st.Close))
-	return st, st, nil
+	return embedding.New(e, vs, hnsw.NewCatalogIndex(e.Dim()), st, log)
 }
 
 // newIndex opens the full-text index kept under the data directory; the
@@ -178,7 +164,7 @@ func newIndex(lc fx.Lifecycle, cfg config.Config) (ports.TextIndex, error) {
 
 // newWebhooks is the event publisher: the outbox in the store, deliveries
 // over HTTP.
-func newWebhooks(cfg config.Config, st *badgerstore.Store, log *slog.Logger, m ports.Metrics) (*webhooks.Service, error) {
+func newWebhooks(cfg config.Config, st ports.WebhookStore, log *slog.Logger, m ports.Metrics) (*webhooks.Service, error) {
 	sender := webhooksender.New(webhooksender.Config{Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.WebhookAllowPrivate})
 	return webhooks.New(webhooks.Config{
 		StaticURLs: cfg.WebhookURLs, StaticSecret: cfg.WebhookSecret,
@@ -221,7 +207,7 @@ func newSources(cfg config.Config) ingest.Sources {
 	}
 }
 
-func newIngest(cfg config.Config, st ports.ResourceStore, ix ports.TextIndex, vis *core.Visibility, vec *embedding.Syncer, ev ports.EventPublisher, src ingest.Sources, log *slog.Logger, m ports.Metrics) *ingest.Service {
+func newIngest(cfg config.Config, st ports.ResourceStore, rep replicas, ix ports.TextIndex, vis *core.Visibility, vec *embedding.Syncer, ev ports.EventPublisher, src ingest.Sources, log *slog.Logger, m ports.Metrics) *ingest.Service {
 	return ingest.New(ingest.Config{
 		OriginBase:  cfg.OriginBase,
 		Interval:    cfg.IngestInterval,
@@ -229,6 +215,8 @@ func newIngest(cfg config.Config, st ports.ResourceStore, ix ports.TextIndex, vi
 		BootTimeout: 3 * cfg.IngestTimeout, // JSON, then the workbooks, then the snapshot
 		Metrics:     m,
 		BootState:   bootState(cfg, vis),
+		Feed:        rep.Feed,
+		Locks:       rep.Locks,
 	}, st, ix, vis, vec, ev, src, log)
 }
 
@@ -322,11 +310,11 @@ func mountMCP(lc fx.Lifecycle, api *httpapi.API, m *mcpserver.Server, _ *Server)
 
 // newStatus answers what the catalogs hold; vector coverage is counted for
 // the configured embedder.
-func newStatus(st *badgerstore.Store, e ports.Embedder) *status.Service {
+func newStatus(st ports.ResourceStore, vs ports.VectorStore, e ports.Embedder) *status.Service {
 	if e == nil {
 		return status.New(st, nil, "")
 	}
-	return status.New(st, st, e.ID())
+	return status.New(st, vs, e.ID())
 }
 
 // newConsole is the operator console; it calls the same services as REST

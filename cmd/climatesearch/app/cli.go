@@ -21,6 +21,7 @@ import (
 	"github.com/climatesearch/climatesearch/core/lookup"
 	"github.com/climatesearch/climatesearch/core/search"
 	"github.com/climatesearch/climatesearch/core/status"
+	"github.com/climatesearch/climatesearch/ports"
 )
 
 // What the command-line tools need from the wiring: the same core services
@@ -30,8 +31,12 @@ import (
 // server; a command then says to stop it or to use --url.
 var ErrLocked = badgerstore.ErrLocked
 
-// mountBackup serves GET /admin/backup from the store.
-func mountBackup(api *httpapi.API, st *badgerstore.Store) { api.MountBackup(st) }
+// mountBackup serves GET /admin/backup from the store, when it has a backup.
+func mountBackup(api *httpapi.API, b ports.Backup) {
+	if b != nil {
+		api.MountBackup(b)
+	}
+}
 
 // Local is the core services over the data directory of cfg, for commands
 // that run while the server is stopped. Close it to close the store.

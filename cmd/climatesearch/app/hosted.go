@@ -10,7 +10,6 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	"github.com/climatesearch/climatesearch/adapters/badgerstore"
 	"github.com/climatesearch/climatesearch/adapters/console"
 	"github.com/climatesearch/climatesearch/adapters/guard"
 	"github.com/climatesearch/climatesearch/adapters/httpapi"
@@ -54,7 +53,7 @@ var testMethods []ports.PaymentMethod
 // newRoot wraps the API engine (with MCP and the console) in the guard.
 // While the index loads after a start, charged calls are refused before
 // any payment is taken.
-func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, st *badgerstore.Store, vis *core.Visibility, log *zap.Logger, extras *HostedExtras, it internalToken, _ *observed) (Root, error) {
+func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, ledger ports.PaymentLedger, vis *core.Visibility, log *zap.Logger, extras *HostedExtras, it internalToken, _ *observed) (Root, error) {
 	d := guard.Deps{
 		AdminToken: cfg.AdminToken, AdminUnlocksAPI: cfg.AdminUnlocksAPI, Realm: cfg.PaymentRealm,
 		Operator: c.SignedIn, Internal: string(it), Log: log.Named("guard"),
@@ -79,7 +78,7 @@ func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, st *badger
 		d.Keys = access.New(verifier, access.Config{})
 	}
 	if cfg.PaymentSecret != "" {
-		p, err := newPayments(cfg, st, extras, log)
+		p, err := newPayments(cfg, ledger, extras, log)
 		if err != nil {
 			return Root{}, err
 		}
@@ -98,7 +97,7 @@ func newRoot(cfg config.Config, api *httpapi.API, c *console.Console, st *badger
 // newPayments is the Payment scheme with the configured method (tempo
 // verifies payments on its chain) and the ledger of spent credentials in
 // the store.
-func newPayments(cfg config.Config, st *badgerstore.Store, extras *HostedExtras, log *zap.Logger) (ports.Payments, error) {
+func newPayments(cfg config.Config, ledger ports.PaymentLedger, extras *HostedExtras, log *zap.Logger) (ports.Payments, error) {
 	var methods []ports.PaymentMethod
 	if cfg.PaymentMethod == "tempo" {
 		m, err := tempo.New(tempo.Config{RPCURL: cfg.PaymentRPCURL})
@@ -111,7 +110,7 @@ func newPayments(cfg config.Config, st *badgerstore.Store, extras *HostedExtras,
 	svc, err := payment.New(payment.Config{
 		Secret: []byte(cfg.PaymentSecret), Realm: cfg.PaymentRealm, Method: cfg.PaymentMethod,
 		Amount: cfg.PaymentAmount, Currency: cfg.PaymentCurrency, Recipient: cfg.PaymentRecipient,
-	}, methods, st)
+	}, methods, ledger)
 	if err != nil {
 		return nil, fmt.Errorf("SERVICE_PAYMENT_METHOD %s: %w", cfg.PaymentMethod, err)
 	}
