@@ -125,13 +125,6 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	if err := s.store.DeleteDestination(ctx, id); err != nil {
 		return core.Unavailablef(err, "deleting the webhook destination failed")
 	}
-	s.mu.Lock()
-	for k := range s.queue {
-		if k.dest == id {
-			delete(s.queue, k)
-		}
-	}
-	s.mu.Unlock()
 	s.log.InfoContext(ctx, "webhook destination deleted", "id", id)
 	return nil
 }
@@ -166,8 +159,10 @@ func (s *Service) Test(ctx context.Context, id string) (core.DeliveryAttempt, er
 }
 
 // Deliveries returns the latest attempts of a destination and how many
-// deliveries it still has coming: queued ones, and recorded events it
-// wants that the worker has not fanned out yet.
+// deliveries it still has coming: queued ones (in the store, whichever
+// replica will make them), and recorded events it wants that no replica
+// has fanned out yet. The outbox is read before the queue, so an event
+// fanned out in between is counted twice for a moment, never missed.
 func (s *Service) Deliveries(ctx context.Context, id string, limit int) (core.DeliveryLog, error) {
 	d, err := s.find(ctx, id)
 	if err != nil {
@@ -193,13 +188,11 @@ func (s *Service) Deliveries(ctx context.Context, id string, limit int) (core.De
 			pending++
 		}
 	}
-	s.mu.Lock()
-	for k := range s.queue {
-		if k.dest == id {
-			pending++
-		}
+	queued, err := s.store.Pending(ctx, id)
+	if err != nil {
+		return core.DeliveryLog{}, core.Unavailablef(err, "reading the delivery queue failed")
 	}
-	s.mu.Unlock()
+	pending += queued
 	return core.DeliveryLog{DestinationID: id, Pending: pending, Attempts: as}, nil
 }
 
@@ -263,7 +256,7 @@ func newDestinationID() string {
 // Events returns the latest events, newest first: those still in the
 // outbox (not fanned out, no deliveries yet) and the fanned-out history,
 // each with its state at every destination it was queued for. A queued
-// delivery (in this process's queue) shows as queued or retrying; one that
+// delivery (in the store's queue) shows as queued or retrying; one that
 // left the queue shows its latest logged attempt. Destinations the event
 // was not for, and those whose log no longer holds it, are left out.
 func (s *Service) Events(ctx context.Context, limit int) ([]core.EventRecord, error) {
@@ -311,14 +304,17 @@ func (s *Service) Events(ctx context.Context, limit int) ([]core.EventRecord, er
 	}
 	// The queue before the logs: a delivery that finishes in between is
 	// then found in its log, never missed.
+	queue, err := s.store.Queue(ctx)
+	if err != nil {
+		return nil, core.Unavailablef(err, "reading the delivery queue failed")
+	}
+	type jobKey struct{ dest, event string }
 	queued := map[jobKey]core.Delivery{}
-	s.mu.Lock()
-	for k, d := range s.queue {
-		if _, ok := fanned[k.event]; ok {
-			queued[k] = *d
+	for _, d := range queue {
+		if _, ok := fanned[d.Event.ID]; ok {
+			queued[jobKey{d.DestinationID, d.Event.ID}] = d
 		}
 	}
-	s.mu.Unlock()
 	// One log read per destination; each event's deliveries follow the
 	// order of the destinations.
 	for _, dest := range dests {
@@ -348,8 +344,8 @@ func (s *Service) Events(ctx context.Context, limit int) ([]core.EventRecord, er
 }
 
 // deliveryState is one event's state at one destination. The queue entry
-// wins unless the log holds a later attempt (recorded, but not yet taken
-// off this process's queue).
+// wins unless the log holds a later attempt (recorded after the queue was
+// read).
 func deliveryState(destID string, q core.Delivery, inQueue bool, a core.DeliveryAttempt, logged bool) core.EventDelivery {
 	ed := core.EventDelivery{DestinationID: destID}
 	if logged {

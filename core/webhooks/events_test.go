@@ -49,6 +49,22 @@ func (m *memStore) FanOut(context.Context, string, []core.Delivery) error {
 	return errors.New("unused")
 }
 func (m *memStore) Queue(context.Context) ([]core.Delivery, error) { return slices.Clone(m.queue), nil }
+func (m *memStore) Pending(_ context.Context, id string) (int, error) {
+	n := 0
+	for _, d := range m.queue {
+		if id == "" || d.DestinationID == id {
+			n++
+		}
+	}
+	return n, nil
+}
+func (m *memStore) Claim(context.Context, string, time.Time, time.Duration, int, int) (ports.Claims, error) {
+	return ports.Claims{}, errors.New("unused")
+}
+func (m *memStore) FinishClaim(context.Context, ports.Claimed, core.DeliveryAttempt, bool) (bool, error) {
+	return false, errors.New("unused")
+}
+func (m *memStore) Release(context.Context, ports.Claimed) error { return errors.New("unused") }
 func (m *memStore) Finish(_ context.Context, _ core.Delivery, a core.DeliveryAttempt, _ bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -106,8 +122,8 @@ func TestEvents(t *testing.T) {
 			{At: at(5), EventID: "evt_1", EventType: e1.Type, Attempt: 1, Status: core.DeliveryRetrying, ResponseCode: 500, NextAttempt: at(8)},
 		},
 		"b": {
-			// e4's attempt is recorded but the process has not yet taken
-			// it off its queue (which still says no attempt).
+			// e4's attempt was recorded after the queue was read (which
+			// still says no attempt).
 			{At: at(12), EventID: "evt_4", EventType: e4.Type, Attempt: 1, Status: core.DeliveryDelivered, ResponseCode: 204},
 			{At: at(11), EventID: "evt_1", EventType: e1.Type, Attempt: 1, Status: core.DeliveryFailed, ResponseCode: 410, Error: "gone"},
 		},
@@ -115,10 +131,12 @@ func TestEvents(t *testing.T) {
 			{At: at(13), EventID: "evt_1", EventType: e1.Type, Attempt: 1, Status: core.DeliveryDelivered, ResponseCode: 200},
 		},
 	}
-	s.queue[jobKey{"a", "evt_3"}] = &core.Delivery{Event: e3, DestinationID: "a", Attempts: 2, QueuedAt: at(0), NextAttempt: at(60)}
-	s.queue[jobKey{"a", "evt_5"}] = &core.Delivery{Event: e5, DestinationID: "a", QueuedAt: at(50), NextAttempt: at(50)}
-	s.queue[jobKey{static, "evt_5"}] = &core.Delivery{Event: e5, DestinationID: static, QueuedAt: at(50), NextAttempt: at(50)}
-	s.queue[jobKey{"b", "evt_4"}] = &core.Delivery{Event: e4, DestinationID: "b", QueuedAt: at(1), NextAttempt: at(1)}
+	m.queue = []core.Delivery{
+		{Event: e3, DestinationID: "a", Attempts: 2, QueuedAt: at(0), NextAttempt: at(60)},
+		{Event: e5, DestinationID: "a", QueuedAt: at(50), NextAttempt: at(50)},
+		{Event: e5, DestinationID: static, QueuedAt: at(50), NextAttempt: at(50)},
+		{Event: e4, DestinationID: "b", QueuedAt: at(1), NextAttempt: at(1)},
+	}
 
 	recs, err := s.Events(ctx, 0)
 	if err != nil {

@@ -7,10 +7,20 @@
 // retry window ends. Every step is a store transaction, so a crash at any
 // moment loses nothing; at worst a delivery is repeated with the same id,
 // which receivers deduplicate by the webhook-id header.
+//
+// The store is the queue, shared by every replica (every Service over the
+// store, in one process or many): a dispatcher attempts only deliveries it
+// claimed, each under a lease (ports.WebhookStore.Claim) that keeps the
+// other replicas off it and counts against the destination's concurrency
+// limit. A replica that stops gives its leases back; one that dies leaves
+// them to run out, after which another replica makes the attempt again.
+// Nothing about the queue is kept in memory.
 package webhooks
 
 import (
+	"cmp"
 	"context"
+	crand "crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -18,7 +28,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"sort"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,11 +50,30 @@ type Config struct {
 	// RetryFor is how long a delivery is retried before it is marked failed.
 	RetryFor time.Duration
 	// PerDestination bounds the attempts in flight to one destination, so a
-	// slow one holds only its own slots.
+	// slow one holds only its own slots. It holds across replicas: it
+	// bounds the live leases of the destination, whoever holds them.
 	PerDestination int
 	// Metrics records each delivery attempt by outcome; nil records nothing.
 	Metrics ports.Metrics
+
+	// Owner names this replica in the leases it takes; it must differ
+	// between replicas (and between Services over one store). Default: the
+	// host name, the process id and random digits.
+	Owner string
+	// Lease is how long a claimed delivery stays this replica's. An attempt
+	// is cut off at three quarters of it, leaving the rest to record the
+	// outcome, so it should exceed the sender's own timeout by a third.
+	// A replica that dies holding a lease delays that delivery by up to
+	// Lease. Default 1 minute.
+	Lease time.Duration
+	// Poll is how often the dispatcher looks in the store for work it was
+	// not told about: events recorded, deliveries retried or leases given
+	// back by other replicas. Its own work wakes it at once. Default 1 s.
+	Poll time.Duration
 }
+
+// claimBatch bounds the deliveries one claim takes.
+const claimBatch = 256
 
 func (c *Config) defaults() {
 	if c.Backoff <= 0 {
@@ -62,6 +91,18 @@ func (c *Config) defaults() {
 	if c.PerDestination <= 0 {
 		c.PerDestination = 4
 	}
+	if c.Lease <= 0 {
+		c.Lease = time.Minute
+	}
+	if c.Poll <= 0 {
+		c.Poll = time.Second
+	}
+	if c.Owner == "" {
+		host, _ := os.Hostname()
+		b := make([]byte, 4)
+		_, _ = crand.Read(b)
+		c.Owner = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+	}
 }
 
 // Service implements ports.EventPublisher (the ingest's events),
@@ -78,16 +119,13 @@ type Service struct {
 	editMu sync.Mutex
 
 	mu       sync.Mutex
-	queue    map[jobKey]*core.Delivery // loaded at Run, fed by fan-out
-	inflight map[jobKey]bool
+	inflight int // attempts under way in this replica
 	wake     chan struct{}
 	running  bool
 	// deletions counts destination deletions, so an attempt can tell
 	// cheaply whether its destination may have gone while it ran.
 	deletions atomic.Int64
 }
-
-type jobKey struct{ dest, event string }
 
 var (
 	_ ports.EventPublisher = (*Service)(nil)
@@ -100,7 +138,6 @@ func New(cfg Config, store ports.WebhookStore, sender ports.WebhookSender, log *
 	cfg.Metrics = ports.MetricsOrNone(cfg.Metrics)
 	s := &Service{
 		cfg: cfg, store: store, sender: sender, log: log, now: time.Now,
-		queue: map[jobKey]*core.Delivery{}, inflight: map[jobKey]bool{},
 		wake: make(chan struct{}, 1),
 	}
 	for _, u := range cfg.StaticURLs {
@@ -155,10 +192,13 @@ func (s *Service) poke() {
 	}
 }
 
-// Run delivers until ctx is done: it loads the queue left by an earlier
-// process, fans out recorded events, and starts attempts as they fall due.
-// Attempts in flight when ctx ends are abandoned unrecorded and retried by
-// the next process (at-least-once).
+// Run delivers until ctx is done: it fans out recorded events and claims
+// the deliveries that fall due, at once when this replica made them due
+// (Publish, an attempt's end), otherwise when the store says the next one
+// falls due or at the poll interval, whichever comes first. Attempts in
+// flight when ctx ends are abandoned unrecorded and their leases given
+// back, so another replica (or the next process) makes them again
+// (at-least-once).
 func (s *Service) Run(ctx context.Context) {
 	s.mu.Lock()
 	if s.running {
@@ -170,26 +210,25 @@ func (s *Service) Run(ctx context.Context) {
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	loaded := false
+	failing := false // log a failing store once per outage, not every poll
 	for ctx.Err() == nil {
-		if !loaded {
-			if err := s.loadQueue(ctx); err != nil {
-				s.log.Error("loading the webhook queue failed; retrying", "error", err)
-				s.sleep(ctx, 5*time.Second)
-				continue
-			}
-			loaded = true
-		}
 		// Reading an empty outbox is one cheap prefix scan; skipping it
-		// unless Publish flagged an event measured slower (docs/PERFORMANCE.md).
-		if err := s.fanOut(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("fanning out events failed; retrying", "error", err)
-			s.sleep(ctx, time.Second)
+		// unless Publish flagged an event measured slower (docs/PERFORMANCE.md),
+		// and another replica's events arrive only this way.
+		err := s.fanOut(ctx)
+		next, cerr := s.claim(ctx, &wg)
+		if err = cmp.Or(err, cerr); err != nil && ctx.Err() == nil {
+			if !failing {
+				s.log.Error("webhook delivery cannot reach the store; retrying", "error", err)
+			}
+			failing = true
+		} else if failing && ctx.Err() == nil {
+			s.log.Info("webhook delivery reaches the store again")
+			failing = false
 		}
-		next := s.startDue(ctx, &wg)
-		wait := time.Minute // a safety net; pokes do the real work
+		wait := s.cfg.Poll
 		if !next.IsZero() {
-			wait = max(time.Until(next), 0)
+			wait = min(wait, max(time.Until(next), 0))
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -201,34 +240,9 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
-func (s *Service) sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
-
-func (s *Service) loadQueue(ctx context.Context) error {
-	ds, err := s.store.Queue(ctx)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := range ds {
-		d := ds[i]
-		s.queue[jobKey{d.DestinationID, d.Event.ID}] = &d
-	}
-	if len(ds) > 0 {
-		s.log.Info("webhook deliveries resumed", "pending", len(ds))
-	}
-	return nil
-}
-
 // fanOut turns every outbox event into deliveries for the destinations
-// that want it at this moment.
+// that want it at this moment. Replicas racing on one event are safe: the
+// store queues the deliveries of the first FanOut only.
 func (s *Service) fanOut(ctx context.Context) error {
 	evs, err := s.store.Outbox(ctx)
 	if err != nil || len(evs) == 0 {
@@ -246,130 +260,95 @@ func (s *Service) fanOut(ctx context.Context) error {
 				ds = append(ds, core.Delivery{Event: ev, DestinationID: d.ID, QueuedAt: now, NextAttempt: now})
 			}
 		}
-		// Into the in-memory queue first, so that an event is always counted
-		// as pending somewhere (Deliveries reads the outbox, then the queue).
-		// No attempt starts before this returns: startDue runs after it.
-		s.mu.Lock()
-		for i := range ds {
-			s.queue[jobKey{ds[i].DestinationID, ev.ID}] = &ds[i]
-		}
-		s.mu.Unlock()
 		if err := s.store.FanOut(ctx, ev.ID, ds); err != nil {
-			s.mu.Lock()
-			for i := range ds {
-				delete(s.queue, jobKey{ds[i].DestinationID, ev.ID})
-			}
-			s.mu.Unlock()
 			return err
 		}
 	}
 	return nil
 }
 
-// startDue starts every due delivery whose destination has a free slot and
-// returns when the next waiting one falls due (zero when none waits).
-func (s *Service) startDue(ctx context.Context, wg *sync.WaitGroup) time.Time {
+// claim starts an attempt for every delivery the store leases to this
+// replica and returns when the store expects the next one to fall due
+// (zero when it expects none).
+func (s *Service) claim(ctx context.Context, wg *sync.WaitGroup) (time.Time, error) {
+	c, err := s.store.Claim(ctx, s.cfg.Owner, s.now(), s.cfg.Lease, s.cfg.PerDestination, claimBatch)
+	if err != nil {
+		return time.Time{}, err
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	var due []*core.Delivery
-	var next time.Time
-	for k, d := range s.queue {
-		if s.inflight[k] {
-			continue
-		}
-		if d.NextAttempt.After(now) {
-			if next.IsZero() || d.NextAttempt.Before(next) {
-				next = d.NextAttempt
-			}
-			continue
-		}
-		due = append(due, d)
-	}
-	// Oldest first, so a backlog drains in event order as far as the
-	// per-destination slots allow.
-	sort.Slice(due, func(i, j int) bool {
-		if !due[i].NextAttempt.Equal(due[j].NextAttempt) {
-			return due[i].NextAttempt.Before(due[j].NextAttempt)
-		}
-		return due[i].Event.ID < due[j].Event.ID
-	})
-	busy := map[string]int{} // attempts in flight per destination
-	for k := range s.inflight {
-		busy[k.dest]++
-	}
-	for _, d := range due {
-		if busy[d.DestinationID] >= s.cfg.PerDestination {
-			continue // started when a slot frees (attempt end pokes)
-		}
-		k := jobKey{d.DestinationID, d.Event.ID}
-		s.inflight[k] = true
-		busy[d.DestinationID]++
-		job := *d
+	s.inflight += len(c.Deliveries)
+	s.mu.Unlock()
+	for _, d := range c.Deliveries {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.attempt(ctx, job)
+			s.attempt(ctx, d)
 		}()
 	}
-	return next
+	return c.Next, nil
 }
 
-// attempt makes one delivery attempt and records its outcome.
-func (s *Service) attempt(ctx context.Context, d core.Delivery) {
-	k := jobKey{d.DestinationID, d.Event.ID}
+// attempt makes one delivery attempt of a claimed delivery and records its
+// outcome, which ends the lease. When the store cannot be read or written,
+// nothing is recorded and the lease runs out: the delivery is attempted
+// again after it (a success may be repeated, never lost).
+func (s *Service) attempt(ctx context.Context, c ports.Claimed) {
 	defer func() {
 		s.mu.Lock()
-		delete(s.inflight, k)
+		s.inflight--
 		s.mu.Unlock()
 		s.poke()
 	}()
 	deletions := s.deletions.Load()
-	dest, found, err := s.destination(ctx, d.DestinationID)
+	dest, found, err := s.destination(ctx, c.DestinationID)
 	if err != nil {
-		s.log.Error("reading a webhook destination failed", "destination", d.DestinationID, "error", err)
-		s.retryLater(d, s.cfg.Backoff)
+		s.log.Error("reading a webhook destination failed", "destination", c.DestinationID, "error", err)
+		return
+	}
+	if !found {
+		// Deleted (or a SERVICE_WEBHOOK_URL entry removed from the
+		// environment): nothing to deliver to, nothing to log.
+		s.forget(ctx, c.DestinationID)
 		return
 	}
 	start := s.now()
 	var res core.SendResult
-	if !found {
-		// Deleted (or a SERVICE_WEBHOOK_URL entry removed from the
-		// environment): nothing to deliver to, nothing to log.
-		s.forget(ctx, d.DestinationID)
-		return
-	}
 	switch {
 	case !dest.Enabled:
 		res = core.SendResult{Err: errors.New("the destination was disabled before delivery"), Refused: true}
 	default:
-		res = s.sender.Send(ctx, dest, d.Event)
+		// The attempt ends before its lease does, leaving a quarter of the
+		// lease to record it: no other replica takes the delivery while
+		// this one may still be sending it.
+		actx, cancel := context.WithDeadline(ctx, c.Lease.Until.Add(-s.cfg.Lease/4))
+		res = s.sender.Send(actx, dest, c.Event)
+		cancel()
 	}
 	if ctx.Err() != nil {
-		return // shutting down: the delivery stays queued for the next process
+		// Stopping: the attempt counts as not made. Give the lease back so
+		// another replica, or the next process, makes it at once.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := s.store.Release(rctx, c); err != nil {
+			s.log.Warn("giving back a webhook lease failed; the delivery waits for the lease to run out", "destination", c.DestinationID, "event", c.Event.ID, "error", err)
+		}
+		return
 	}
+	d := c.Delivery
 	d.Attempts++
 	a := s.outcome(d, res, start)
-	requeue := a.Status == core.DeliveryRetrying
-	if requeue {
-		d.NextAttempt = a.NextAttempt
-	}
-	if err := s.store.Finish(ctx, d, a, requeue); err != nil {
-		// The attempt is not recorded, so it counts as not made: the
-		// delivery stays queued (a success may be repeated, never lost).
+	held, err := s.store.FinishClaim(ctx, c, a, a.Status == core.DeliveryRetrying)
+	if err != nil {
 		s.log.Error("recording a webhook attempt failed", "destination", d.DestinationID, "event", d.Event.ID, "error", err)
-		d.Attempts--
-		s.retryLater(d, s.cfg.Backoff)
+		return
+	}
+	if !held {
+		// The lease ran out (or the destination went) before the outcome
+		// was recorded; another replica owns the delivery now.
+		s.log.Warn("a webhook attempt ended after its lease; not recorded", "destination", d.DestinationID, "event", d.Event.ID, "status", a.Status)
 		return
 	}
 	s.cfg.Metrics.ObserveWebhookAttempt(string(a.Status))
-	s.mu.Lock()
-	if requeue {
-		s.queue[k] = &d
-	} else {
-		delete(s.queue, k)
-	}
-	s.mu.Unlock()
 	if s.deletions.Load() != deletions {
 		if _, still, err := s.destination(ctx, d.DestinationID); err == nil && !still {
 			// Deleted while this attempt was in flight: Finish wrote to it again.
@@ -382,26 +361,11 @@ func (s *Service) attempt(ctx context.Context, d core.Delivery) {
 }
 
 // forget drops what remains of a destination that no longer exists: its
-// queued deliveries and its log, in the store and in memory.
+// queued deliveries and its log.
 func (s *Service) forget(ctx context.Context, id string) {
 	if err := s.store.DeleteDestination(ctx, id); err != nil {
 		s.log.Error("removing the deliveries of a deleted destination failed", "destination", id, "error", err)
-		return
 	}
-	s.mu.Lock()
-	for k := range s.queue {
-		if k.dest == id {
-			delete(s.queue, k)
-		}
-	}
-	s.mu.Unlock()
-}
-
-func (s *Service) retryLater(d core.Delivery, after time.Duration) {
-	d.NextAttempt = s.now().Add(after)
-	s.mu.Lock()
-	s.queue[jobKey{d.DestinationID, d.Event.ID}] = &d
-	s.mu.Unlock()
 }
 
 // outcome classifies an attempt: 2xx delivered; a refused address, a
@@ -479,31 +443,42 @@ func (s *Service) destination(ctx context.Context, id string) (core.Destination,
 	return s.store.Destination(ctx, id)
 }
 
-// InFlight counts the attempts under way.
+// InFlight counts the attempts under way in this replica.
 func (s *Service) InFlight() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.inflight)
+	return s.inflight
 }
 
-// QueueStats returns the deliveries pending in this process (queued or
-// waiting for a retry; the store holds the same set) and when the oldest
-// of them was queued (zero when none), for the metrics.
+// QueueStats returns the deliveries pending in the store (queued or
+// waiting for a retry, in every replica) and when the oldest of them was
+// queued (zero when none), for the metrics; both zero when the store
+// cannot be read.
 func (s *Service) QueueStats() (pending int, oldest time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, d := range s.queue {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ds, err := s.store.Queue(ctx)
+	if err != nil {
+		s.log.Warn("reading the webhook queue for the metrics failed", "error", err)
+		return 0, time.Time{}
+	}
+	for _, d := range ds {
 		if oldest.IsZero() || d.QueuedAt.Before(oldest) {
 			oldest = d.QueuedAt
 		}
 	}
-	return len(s.queue), oldest
+	return len(ds), oldest
 }
 
-// Pending counts the deliveries queued in this process (for tests and the
-// console); the store holds the same set.
+// Pending counts the deliveries queued in the store, for every replica
+// (for tests and benchmarks); 0 when the store cannot be read.
 func (s *Service) Pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := s.store.Pending(ctx, "")
+	if err != nil {
+		s.log.Warn("counting the webhook queue failed", "error", err)
+		return 0
+	}
+	return n
 }
