@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 need_apt=()
 # Debian's chromium, the browser test/console drives (chromedp).
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# Debian's PostgreSQL, run as throwaway clusters by test/pgtest (adapters/pgstore, the replica tests).
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_apt+=(postgresql)
 # promtool (Debian's prometheus), which checks the /metrics exposition (test/e2e).
 command -v promtool >/dev/null || need_apt+=(prometheus)
 command -v systemd-analyze >/dev/null || need_apt+=(systemd) # test/binary verifies deploy/climatesearch.service

@@ -1,0 +1,47 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// PutTTL stores value under key. With ttl > 0 the value expires after ttl
+// (by PostgreSQL's clock, shared by every replica); ttl <= 0 keeps it
+// forever.
+func (s *Store) PutTTL(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if value == nil {
+		value = []byte{}
+	}
+	var micros *int64
+	if ttl > 0 {
+		m := ttl.Microseconds() + 1 // never early
+		micros = &m
+	}
+	return s.tx(ctx, "kv put "+key, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `
+			INSERT INTO kv (key, value, expires_at)
+			VALUES ($1, $2, now() + $3::bigint * interval '1 microsecond')
+			ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
+			key, value, micros)
+		return err
+	})
+}
+
+// GetKV returns the value under key; ok is false when it is absent or
+// expired.
+func (s *Store) GetKV(ctx context.Context, key string) (value []byte, ok bool, err error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, false, err
+	}
+	err = s.pool.QueryRow(ctx, `SELECT value FROM kv WHERE key = $1 AND (expires_at IS NULL OR expires_at > now())`, key).Scan(&value)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, s.dbErr(ctx, "kv get "+key, err)
+	}
+	return value, true, nil
+}

@@ -1,0 +1,119 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+// Vectors are rows of table vectors, (embedder, catalog, id) -> hash and
+// the vector as little-endian float32s. They are derived data
+// (recomputable from the resources); PutVectors writes a call's vectors in
+// one transaction, in statements of vecChunk rows.
+
+var _ ports.VectorStore = (*Store)(nil)
+
+const vecChunk = 2000
+
+func encodeVec(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+func decodeVec(b []byte) ([]float32, error) {
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("pgstore: corrupt vector of %d bytes", len(b))
+	}
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out, nil
+}
+
+// PutVectors stores vectors of one embedder, replacing earlier ones of the
+// same keys; of a key given twice the last wins.
+func (s *Store) PutVectors(ctx context.Context, embedderID string, vs []ports.StoredVector) error {
+	if len(vs) == 0 {
+		return nil
+	}
+	last := make(map[core.Key]int, len(vs))
+	for i, v := range vs {
+		last[v.Key] = i
+	}
+	n := len(last)
+	cats, ids, hashes := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+	vecs := make([][]byte, 0, n)
+	for i, v := range vs {
+		if last[v.Key] != i {
+			continue
+		}
+		cats, ids, hashes = append(cats, string(v.Key.Catalog)), append(ids, v.Key.ID), append(hashes, v.Hash)
+		vecs = append(vecs, encodeVec(v.Vec))
+	}
+	return s.tx(ctx, fmt.Sprintf("put %d vectors", n), func(tx pgx.Tx) error {
+		for lo := 0; lo < n; lo += vecChunk {
+			hi := min(n, lo+vecChunk)
+			_, err := tx.Exec(ctx, `
+				INSERT INTO vectors (embedder, catalog, id, hash, vec)
+				SELECT $1, u.catalog, u.id, u.hash, u.vec
+				FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[]) AS u(catalog, id, hash, vec)
+				ON CONFLICT (embedder, catalog, id) DO UPDATE SET hash = EXCLUDED.hash, vec = EXCLUDED.vec`,
+				embedderID, cats[lo:hi], ids[lo:hi], hashes[lo:hi], vecs[lo:hi])
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ScanVectors calls fn for every stored vector of the embedder, by
+// catalog then id, from one snapshot.
+func (s *Store) ScanVectors(ctx context.Context, embedderID string, fn func(ports.StoredVector) error) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT catalog, id, hash, vec FROM vectors WHERE embedder = $1 ORDER BY catalog, id`, embedderID)
+	if err != nil {
+		return s.dbErr(ctx, "scan vectors", err)
+	}
+	var fnErr error
+	var cat, id, hash string
+	var raw []byte
+	_, err = pgx.ForEachRow(rows, []any{&cat, &id, &hash, &raw}, func() error {
+		vec, err := decodeVec(raw)
+		if err != nil {
+			return err
+		}
+		if err := fn(ports.StoredVector{Key: core.Key{Catalog: core.CatalogID(cat), ID: id}, Hash: hash, Vec: vec}); err != nil {
+			fnErr = err
+			return err
+		}
+		return nil
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	return s.dbErr(ctx, "scan vectors", err)
+}
+
+// DropVectorsExcept deletes every vector not of embedderID.
+func (s *Store) DropVectorsExcept(ctx context.Context, embedderID string) (int, error) {
+	var n int64
+	err := s.tx(ctx, "drop vectors", func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM vectors WHERE embedder <> $1`, embedderID)
+		n = tag.RowsAffected()
+		return err
+	})
+	return int(n), err
+}

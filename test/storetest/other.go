@@ -1,0 +1,183 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+func testVectors(t *testing.T, b Backend) {
+	ctx := context.Background()
+	st := b.Open(t)
+	a := ports.StoredVector{Key: core.Key{Catalog: core.National, ID: "6000000000"}, Hash: "h1", Vec: []float32{0.6, -0.8, 0}}
+	bv := ports.StoredVector{Key: core.Key{Catalog: core.DKBR, ID: "#G0164"}, Hash: "h2", Vec: []float32{1, 0, 0}}
+	must(t, st.PutVectors(ctx, "openai:BAAI/bge-m3:320", []ports.StoredVector{a, bv}))
+	must(t, st.PutVectors(ctx, "hash-ngram-v1-320", []ports.StoredVector{a}))
+	must(t, st.PutVectors(ctx, "hash-ngram-v1-320", nil))
+	must(t, st.Close())
+	st = open(t, b)
+	var got []ports.StoredVector
+	err := st.ScanVectors(ctx, "openai:BAAI/bge-m3:320", func(v ports.StoredVector) error { got = append(got, v); return nil })
+	if err != nil || len(got) != 2 {
+		t.Fatalf("scan: %v %v", got, err)
+	}
+	for _, v := range got {
+		want := a
+		if v.Key.Catalog == core.DKBR {
+			want = bv
+		}
+		if v.Key != want.Key || v.Hash != want.Hash || len(v.Vec) != 3 || v.Vec[0] != want.Vec[0] || v.Vec[1] != want.Vec[1] {
+			t.Fatalf("vector %+v, want %+v", v, want)
+		}
+	}
+	// A vector put again replaces the earlier one; of a key given twice in
+	// one call the last wins.
+	moved := a
+	moved.Hash, moved.Vec = "h3", []float32{0, 1, 0}
+	last := moved
+	last.Hash = "h4"
+	must(t, st.PutVectors(ctx, "openai:BAAI/bge-m3:320", []ports.StoredVector{moved, last}))
+	got = nil
+	must(t, st.ScanVectors(ctx, "openai:BAAI/bge-m3:320", func(v ports.StoredVector) error { got = append(got, v); return nil }))
+	if len(got) != 2 {
+		t.Fatalf("after replacing: %d vectors", len(got))
+	}
+	for _, v := range got {
+		if v.Key == a.Key && (v.Hash != "h4" || v.Vec[1] != 1) {
+			t.Fatalf("replaced vector = %+v", v)
+		}
+	}
+
+	n, err := st.DropVectorsExcept(ctx, "hash-ngram-v1-320")
+	if err != nil || n != 2 {
+		t.Fatalf("drop: %d %v", n, err)
+	}
+	count := 0
+	_ = st.ScanVectors(ctx, "openai:BAAI/bge-m3:320", func(ports.StoredVector) error { count++; return nil })
+	_ = st.ScanVectors(ctx, "hash-ngram-v1-320", func(ports.StoredVector) error { count += 10; return nil })
+	if count != 10 {
+		t.Fatalf("after drop: only the hash embedder's vector remains, count code %d", count)
+	}
+}
+
+func testStash(t *testing.T, b Backend) {
+	ctx := context.Background()
+	st := b.Open(t)
+	big := bytes.Repeat([]byte("0123456789abcdef"), (5<<20)/16+3) // 5 MiB + 48 bytes
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	must(t, st.Stash(ctx, "pv_big", core.StashedFile{Filename: "tabel7.xlsx", Data: big, StashedAt: at}, time.Hour))
+	must(t, st.Stash(ctx, "pv_short", core.StashedFile{Filename: "a.csv", Data: []byte("id\n1\n")}, time.Second))
+	must(t, st.Close())
+	st = open(t, b)
+	f, found, err := st.Stashed(ctx, "pv_big")
+	if err != nil || !found || f.Filename != "tabel7.xlsx" || !bytes.Equal(f.Data, big) || !f.StashedAt.Equal(at) {
+		t.Fatalf("after restart: found %v, %d bytes, stashed at %v, %v", found, len(f.Data), f.StashedAt, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, found, err := st.Stashed(ctx, "pv_short")
+		must(t, err)
+		if !found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a stashed file outlived its TTL")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, found, _ := st.Stashed(ctx, "pv_none"); found {
+		t.Fatal("unknown id found")
+	}
+}
+
+func testLedgerSpendsOnce(t *testing.T, b Backend) {
+	ctx := context.Background()
+	st := open(t, b)
+	until := time.Now().Add(5 * time.Minute)
+	for _, c := range []struct {
+		id, ref string
+		fresh   bool
+	}{
+		{"ch1", "0xaaa", true},
+		{"ch1", "0xaaa", false}, // the same credential again
+		{"ch2", "0xaaa", false}, // the same payment for another challenge
+		{"ch1", "0xbbb", false}, // the same challenge paid again
+		{"ch3", "0xbbb", true},  // nothing recorded by the refused spends
+		{"ch4", "", true},       // no reference: the challenge alone
+		{"ch4", "0xccc", false},
+	} {
+		fresh, err := st.Spend(ctx, c.id, c.ref, until)
+		if err != nil || fresh != c.fresh {
+			t.Errorf("Spend(%s, %s) = %v, %v; want %v", c.id, c.ref, fresh, err, c.fresh)
+		}
+	}
+	if fresh, err := st.Spend(ctx, "ch5", "0xccc", until); err != nil || !fresh {
+		t.Errorf("0xccc was recorded by a refused spend: %v %v", fresh, err)
+	}
+	if _, err := st.Spend(ctx, "", "0xddd", until); err == nil {
+		t.Error("empty challenge id accepted")
+	}
+}
+
+// A restart does not reopen a replay: the ledger is durable.
+func testLedgerSurvivesReopen(t *testing.T, b Backend) {
+	ctx := context.Background()
+	st := b.Open(t)
+	until := time.Now().Add(5 * time.Minute)
+	if fresh, err := st.Spend(ctx, "ch1", "0xaaa", until); err != nil || !fresh {
+		t.Fatalf("first spend: %v %v", fresh, err)
+	}
+	must(t, st.Close())
+	if _, err := st.Spend(ctx, "ch9", "0x999", until); err == nil {
+		t.Error("spend on a closed store")
+	}
+	st = open(t, b)
+	for _, c := range [][2]string{{"ch1", "0xnew"}, {"ch2", "0xaaa"}} {
+		if fresh, err := st.Spend(ctx, c[0], c[1], until); err != nil || fresh {
+			t.Errorf("after reopen Spend(%s, %s) = %v, %v; want not fresh", c[0], c[1], fresh, err)
+		}
+	}
+}
+
+// A challenge that already expired is still remembered for a while.
+func testLedgerRemembersExpired(t *testing.T, b Backend) {
+	ctx := context.Background()
+	st := open(t, b)
+	if fresh, _ := st.Spend(ctx, "old", "0xold", time.Now().Add(-time.Hour)); !fresh {
+		t.Fatal("old spend not fresh")
+	}
+	if fresh, _ := st.Spend(ctx, "old", "0xold2", time.Now().Add(-time.Hour)); fresh {
+		t.Error("an expired challenge was forgotten at once")
+	}
+}
+
+// Concurrent spends of one challenge: exactly one is fresh.
+func testLedgerConcurrentSpends(t *testing.T, b Backend) {
+	ctx := context.Background()
+	st := open(t, b)
+	until := time.Now().Add(5 * time.Minute)
+	var fresh atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			ok, err := st.Spend(ctx, "same", fmt.Sprintf("0x%d", i), until)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				fresh.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if fresh.Load() != 1 {
+		t.Errorf("%d fresh spends of one challenge, want 1", fresh.Load())
+	}
+}
