@@ -23,6 +23,17 @@ func (a *API) MountBackup(b ports.Backup) {
 	a.refuseHead("/admin/backup", "take a whole backup of the store")
 }
 
+// RefuseBackup answers GET /admin/backup with 501 and why, for a store
+// that is backed up with its own tools (PostgreSQL: pg_dump).
+func (a *API) RefuseBackup(why string) {
+	a.engine.GET("/admin/backup", a.adminGuard, func(c *gin.Context) {
+		if checkParams(c) {
+			writeError(c, http.StatusNotImplemented, why)
+		}
+	})
+	a.refuseHead("/admin/backup", "take a whole backup of the store")
+}
+
 func (a *API) backup(c *gin.Context, b ports.Backup) {
 	if !checkParams(c) {
 		return

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +31,7 @@ import (
 	"github.com/climatesearch/climatesearch/config"
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/ports"
+	"github.com/climatesearch/climatesearch/test/pgtest"
 	"github.com/climatesearch/climatesearch/web"
 )
 
@@ -100,6 +102,12 @@ func realExports(t *testing.T) {
 
 // newEnv starts a publisher stand-in serving the real exports and the app.
 // settings override the environment (SERVICE_*).
+// EnvStore, set to "postgres", runs the suite on PostgreSQL (SERVICE_STORE)
+// instead of the embedded badger store; test/suite.sh runs it both ways.
+const EnvStore = "CLIMATESEARCH_E2E_STORE"
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
 func newEnv(t *testing.T, settings map[string]string, extra ...fx.Option) *env {
 	t.Helper()
 	realExports(t)
@@ -122,6 +130,11 @@ func newEnv(t *testing.T, settings map[string]string, extra ...fx.Option) *env {
 		e.settings[k] = v
 	}
 	e.settings["SERVICE_DATA_DIR"] = e.DataDir
+	if os.Getenv(EnvStore) == "postgres" {
+		// The same suite on the store several replicas share: a fresh
+		// database per test (the search index stays under DataDir).
+		e.settings["SERVICE_STORE"] = pgtest.Shared(t).NewDB(t)
+	}
 	e.router = openapiRouter(t)
 	e.start()
 	return e

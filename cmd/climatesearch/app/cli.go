@@ -31,11 +31,14 @@ import (
 // server; a command then says to stop it or to use --url.
 var ErrLocked = badgerstore.ErrLocked
 
-// mountBackup serves GET /admin/backup from the store, when it has a backup.
+// mountBackup serves GET /admin/backup from the store; a store backed up
+// with its own tools says so.
 func mountBackup(api *httpapi.API, b ports.Backup) {
-	if b != nil {
-		api.MountBackup(b)
+	if b == nil {
+		api.RefuseBackup("the store is PostgreSQL (SERVICE_STORE): back it up with pg_dump; GET /admin/backup serves the embedded badger store only")
+		return
 	}
+	api.MountBackup(b)
 }
 
 // Local is the core services over the data directory of cfg, for commands

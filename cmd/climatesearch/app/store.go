@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/climatesearch/climatesearch/adapters/badgerstore"
+	"github.com/climatesearch/climatesearch/adapters/pgstore"
 	"github.com/climatesearch/climatesearch/config"
 	"github.com/climatesearch/climatesearch/ports"
 )
@@ -37,6 +39,9 @@ type replicas struct {
 // newStore opens the configured store and closes it at stop (after every
 // part that uses it: hooks stop in reverse order).
 func newStore(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (stores, error) {
+	if cfg.SharedStore() {
+		return openShared(lc, cfg, log)
+	}
 	dir := filepath.Join(cfg.DataDir, "badger")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return stores{}, fmt.Errorf("data directory %s: %w", cfg.DataDir, err)
@@ -47,4 +52,20 @@ func newStore(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (stores, erro
 	}
 	lc.Append(fx.StopHook(st.Close))
 	return stores{Resources: st, Vectors: st, Webhooks: st, Stash: st, Ledger: st, Backup: st}, nil
+}
+
+// openShared opens PostgreSQL, migrating it first (once across replicas
+// starting together). It must answer at start; later outages are ridden out
+// (health says 503, reads and writes fail cleanly, every part reconnects).
+func openShared(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (stores, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
+	defer cancel()
+	st, err := pgstore.Open(ctx, cfg.Store, log.Named("postgres"))
+	if err != nil {
+		return stores{}, fmt.Errorf("opening the PostgreSQL store (SERVICE_STORE): %w", err)
+	}
+	lc.Append(fx.StopHook(st.Close))
+	// No Backup: PostgreSQL is backed up with its own tools (pg_dump).
+	return stores{Resources: st, Vectors: st, Webhooks: st, Stash: st, Ledger: st,
+		Replicas: replicas{Feed: st, Locks: st}}, nil
 }

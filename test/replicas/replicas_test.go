@@ -1,0 +1,384 @@
+// Package replicas runs three compiled climatesearch binaries on one
+// PostgreSQL database (SERVICE_STORE), the way a hosted deployment runs
+// them behind a load balancer, and checks that they agree: a write through
+// one is searchable on the others, a webhook event reaches its destination
+// once whatever the number of replicas, a replica killed mid-delivery
+// leaves the event to another, a restart of PostgreSQL loses nothing, and
+// one replica only runs the scheduled ingest.
+//
+// No test asserts how long anything takes: waits are polls bounded by a
+// generous safety limit. The propagation time is logged (docs/SCALING.md).
+package replicas
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/test/pgtest"
+	"github.com/climatesearch/climatesearch/test/shareddata"
+	"github.com/climatesearch/climatesearch/test/testbin"
+)
+
+// patience bounds every wait; a safety net, never an expectation of speed.
+const patience = 60 * time.Second
+
+const adminToken = "replicas-admin-token"
+
+var binPath string
+
+func TestMain(m *testing.M) {
+	bin, _, cleanup, err := testbin.Build()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "replica tests:", err)
+		os.Exit(1)
+	}
+	binPath = bin
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// replica is one running binary with its own data directory (its search
+// index) over the shared database.
+type replica struct {
+	name string
+	dir  string
+	env  map[string]string
+	p    *testbin.Proc
+}
+
+type cluster struct {
+	t    *testing.T
+	pg   *pgtest.Cluster
+	db   string
+	up   *boverkettest.Server
+	reps []*replica
+}
+
+func newCluster(t *testing.T, env map[string]string) *cluster {
+	t.Helper()
+	pg := pgtest.Start(t)
+	c := &cluster{t: t, pg: pg, db: pg.NewDB(t), up: publisher(t)}
+	for _, name := range []string{"A", "B", "C"} {
+		r := &replica{name: name, dir: t.TempDir(), env: map[string]string{
+			"SERVICE_STORE":                 c.db,
+			"SERVICE_DATA_DIR":              "",
+			"SERVICE_UPSTREAM_URL":          c.up.URL,
+			"SERVICE_EXCEL_URL_SV":          c.up.ExcelURL("sv"),
+			"SERVICE_EXCEL_URL_EN":          c.up.ExcelURL("en"),
+			"SERVICE_BOOT_INGEST":           "false",
+			"SERVICE_INGEST_INTERVAL":       "0",
+			"SERVICE_ADMIN_TOKEN":           adminToken,
+			"SERVICE_WEBHOOK_ALLOW_PRIVATE": "true",
+			"SERVICE_WEBHOOK_BACKOFF":       "200ms",
+			"SERVICE_LOG_LEVEL":             "info",
+		}}
+		r.env["SERVICE_DATA_DIR"] = r.dir
+		for k, v := range env {
+			r.env[k] = v
+		}
+		c.reps = append(c.reps, r)
+	}
+	// Started together: they migrate the empty database once between them.
+	var wg sync.WaitGroup
+	for _, r := range c.reps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.p = testbin.Start(t, binPath, r.dir, r.env, patience)
+		}()
+	}
+	wg.Wait()
+	return c
+}
+
+// restart stops r (SIGTERM, a clean stop) and starts it again.
+func (c *cluster) restart(r *replica) {
+	c.t.Helper()
+	c.stop(r)
+	r.p = testbin.Start(c.t, binPath, r.dir, r.env, patience)
+}
+
+func (c *cluster) stop(r *replica) {
+	c.t.Helper()
+	_ = r.p.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.p.Done:
+	case <-time.After(patience):
+		c.t.Fatalf("replica %s did not stop", r.name)
+	}
+}
+
+var (
+	exportsOnce sync.Once
+	sv0206      []byte
+	en0207      []byte
+	wbSV, wbEN  []byte
+)
+
+// publisher is a stand-in of the publisher serving the real exports.
+func publisher(t *testing.T) *boverkettest.Server {
+	t.Helper()
+	exportsOnce.Do(func() {
+		sv0206 = boverkettest.LoadExport(t, boverkettest.Export0206SV)
+		en0207 = boverkettest.LoadExport(t, boverkettest.Export0207EN)
+		wbSV = boverkettest.WorkbookFromExport(t, sv0206, "sv")
+		wbEN = boverkettest.WorkbookFromExport(t, en0207, "en")
+	})
+	up := boverkettest.NewServer(t)
+	up.SetJSON("sv", sv0206)
+	up.SetJSON("en", en0207)
+	up.SetExcel("sv", wbSV)
+	up.SetExcel("en", wbEN)
+	return up
+}
+
+// --- HTTP ---------------------------------------------------------------
+
+type answer struct {
+	status int
+	body   []byte
+}
+
+func (a answer) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(a.body, v); err != nil {
+		t.Fatalf("decoding %d %.300s: %v", a.status, a.body, err)
+	}
+}
+
+func do(t *testing.T, method, u string, body io.Reader, header map[string]string) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, u, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Admin-Token", adminToken)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return answer{status: 0, body: []byte(err.Error())}
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return answer{status: res.StatusCode, body: b}
+}
+
+func (r *replica) get(t *testing.T, path string) answer {
+	t.Helper()
+	return do(t, http.MethodGet, r.p.URL+path, nil, nil)
+}
+
+func (r *replica) postJSON(t *testing.T, path string, v any) answer {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return do(t, http.MethodPost, r.p.URL+path, bytes.NewReader(b), map[string]string{"Content-Type": "application/json"})
+}
+
+func (r *replica) postForm(t *testing.T, path, filename string, data []byte, fields map[string]string) answer {
+	t.Helper()
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	if data != nil {
+		fw, err := w.CreateFormFile("file", filename)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fw.Write(data)
+	}
+	for k, v := range fields {
+		w.WriteField(k, v)
+	}
+	w.Close()
+	return do(t, http.MethodPost, r.p.URL+path, &buf, map[string]string{"Content-Type": w.FormDataContentType()})
+}
+
+// hits is the refs the replica's search answers for q, in order.
+func (r *replica) hits(t *testing.T, q string) []string {
+	t.Helper()
+	a := r.get(t, "/api/search?limit=50&q="+url.QueryEscape(q))
+	if a.status != http.StatusOK {
+		return nil
+	}
+	var res core.SearchResponse
+	a.decode(t, &res)
+	out := make([]string, len(res.Results))
+	for i, h := range res.Results {
+		out[i] = h.Ref()
+	}
+	return out
+}
+
+// eventually polls cond until it holds, and returns how long that took.
+func eventually(t *testing.T, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > patience {
+			t.Fatalf("%s: not after %s", what, patience)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// --- Webhooks -----------------------------------------------------------
+
+// receiver records every delivery by its webhook-id; hang holds requests
+// until released.
+type receiver struct {
+	*httptest.Server
+	mu      sync.Mutex
+	got     map[string]int // webhook-id -> 2xx answers given
+	tries   map[string]int // webhook-id -> requests seen
+	ports   map[string]int // webhook-id -> client port of the last request
+	hang    chan struct{}  // non-nil: requests wait for it to close
+	hanging chan string    // receives the id of each request that waits
+}
+
+func newReceiver(t *testing.T) *receiver {
+	rc := &receiver{got: map[string]int{}, tries: map[string]int{}, ports: map[string]int{}, hanging: make(chan string, 16)}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		io.Copy(io.Discard, req.Body)
+		id := req.Header.Get("webhook-id")
+		_, port, _ := strings.Cut(req.RemoteAddr, ":")
+		p, _ := strconv.Atoi(port)
+		rc.mu.Lock()
+		rc.tries[id]++
+		rc.ports[id] = p
+		hang := rc.hang
+		rc.mu.Unlock()
+		if hang != nil {
+			rc.hanging <- id
+			select {
+			case <-hang:
+			case <-req.Context().Done():
+				return
+			}
+			http.Error(w, "held", http.StatusServiceUnavailable)
+			return
+		}
+		rc.mu.Lock()
+		rc.got[id]++
+		rc.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *receiver) delivered() map[string]int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	out := make(map[string]int, len(rc.got))
+	for k, v := range rc.got {
+		out[k] = v
+	}
+	return out
+}
+
+// eventIDs lists the ids of the events of type typ the replica's admin API
+// knows (every replica knows every event: they share the store).
+func (r *replica) eventIDs(t *testing.T, typ string) []string {
+	t.Helper()
+	a := r.get(t, "/admin/events?limit=100")
+	if a.status != http.StatusOK {
+		t.Fatalf("events: %d %.300s", a.status, a.body)
+	}
+	var evs struct {
+		Events []core.EventRecord `json:"events"`
+	}
+	a.decode(t, &evs)
+	var ids []string
+	for _, e := range evs.Events {
+		if string(e.Event.Type) == typ {
+			ids = append(ids, e.Event.ID)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// --- The test -----------------------------------------------------------
+
+func TestThreeReplicasOnOnePostgres(t *testing.T) {
+	c := newCluster(t, nil)
+	a, b, cc := c.reps[0], c.reps[1], c.reps[2]
+	rc := newReceiver(t)
+
+	// A destination added on C is everybody's.
+	d := cc.postJSON(t, "/admin/webhooks", map[string]any{"url": rc.URL, "events": []string{"catalog.changed"}})
+	if d.status != http.StatusCreated {
+		t.Fatalf("create destination: %d %.300s", d.status, d.body)
+	}
+
+	// An ingest through A is searchable on B and C.
+	if r := a.postJSON(t, "/admin/ingest/run?catalog=national", nil); r.status != http.StatusOK {
+		t.Fatalf("ingest on A: %d %.300s", r.status, r.body)
+	}
+	want := a.hits(t, "spånskiva")
+	if len(want) == 0 {
+		t.Fatal("A finds nothing after its own ingest")
+	}
+	for _, r := range []*replica{b, cc} {
+		took := eventually(t, "the national ingest searchable on "+r.name, func() bool {
+			return strings.Join(r.hits(t, "spånskiva"), ",") == strings.Join(want, ",")
+		})
+		t.Logf("A's ingest of the national release searchable on %s after %s", r.name, took)
+	}
+
+	// A file previewed on C and applied through B appears on A.
+	br25 := shareddata.Read(t, "data", "dkbr", "br25-tabel7-2025.xlsx")
+	p := cc.postForm(t, "/admin/ingest/preview", "br25-tabel7-2025.xlsx", br25, nil)
+	var prev core.IngestPreview
+	p.decode(t, &prev)
+	if p.status != http.StatusOK || prev.PreviewID == "" {
+		t.Fatalf("preview on C: %d %.300s", p.status, p.body)
+	}
+	fields := map[string]string{"preview_id": prev.PreviewID, "version": "BR25"}
+	for k, v := range prev.SuggestedMap {
+		fields["map."+k] = v
+	}
+	if r := b.postForm(t, "/admin/ingest/file?catalog=dkbr", "", nil, fields); r.status != http.StatusOK {
+		t.Fatalf("apply on B: %d %.300s", r.status, r.body)
+	}
+	took := eventually(t, "B's file on A", func() bool { return a.get(t, "/api/resources/dkbr:%23B1318").status == http.StatusOK })
+	t.Logf("B's BR25 workbook found on A after %s", took)
+	if got := a.hits(t, "krydslamineret træ"); len(got) == 0 || strings.Join(got, ",") != strings.Join(b.hits(t, "krydslamineret træ"), ",") {
+		t.Fatalf("A and B answer differently: %v / %v", got, b.hits(t, "krydslamineret træ"))
+	}
+
+	// Every catalog.changed event reached the destination exactly once,
+	// although three replicas deliver.
+	ids := a.eventIDs(t, string(core.EventCatalogChanged))
+	if len(ids) != 2 {
+		t.Fatalf("catalog.changed events: %v, want 2 (the national ingest and the file)", ids)
+	}
+	eventually(t, "both events delivered", func() bool { return len(rc.delivered()) == 2 })
+	for _, id := range ids {
+		if n := rc.delivered()[id]; n != 1 {
+			t.Fatalf("event %s delivered %d times, want once", id, n)
+		}
+	}
+}
