@@ -75,6 +75,7 @@ type Config struct {
 	WebhookTimeout      time.Duration
 	WebhookBackoff      time.Duration
 	WebhookRetryFor     time.Duration
+	WebhookLease        time.Duration
 
 	// Hosted build only (-tags hosted): customer keys and per-call payment.
 	PaymentSecret    string
@@ -223,6 +224,7 @@ var settings = []setting{
 	{"webhook-timeout", "SERVICE_WEBHOOK_TIMEOUT", "10s", "bound on one webhook delivery attempt", dur(func(c *Config) *time.Duration { return &c.WebhookTimeout })},
 	{"webhook-backoff", "SERVICE_WEBHOOK_BACKOFF", "5s", "delay before the first retry of a failed delivery; doubles per attempt up to 1h, with jitter", dur(func(c *Config) *time.Duration { return &c.WebhookBackoff })},
 	{"webhook-retry-for", "SERVICE_WEBHOOK_RETRY_FOR", "24h", "how long a failed delivery is retried at least before it is marked failed", dur(func(c *Config) *time.Duration { return &c.WebhookRetryFor })},
+	{"webhook-lease", "SERVICE_WEBHOOK_LEASE", "1m", "how long a delivery claimed by a replica stays its own; a replica that dies mid-attempt delays that delivery by up to this (at least 4/3 of SERVICE_WEBHOOK_TIMEOUT)", dur(func(c *Config) *time.Duration { return &c.WebhookLease })},
 	{"payment-secret", "SERVICE_PAYMENT_SECRET", "", "hosted: HMAC key of payment challenge ids (at least 32 bytes); per-call payment is offered only when set", str(func(c *Config) *string { return &c.PaymentSecret })},
 	{"payment-realm", "SERVICE_PAYMENT_REALM", "", "hosted: realm of payment challenges (default: the request's host name)", str(func(c *Config) *string { return &c.PaymentRealm })},
 	{"payment-method", "SERVICE_PAYMENT_METHOD", "tempo", "hosted: payment method of challenges", str(func(c *Config) *string { return &c.PaymentMethod })},
@@ -409,6 +411,11 @@ func (c Config) validate() error {
 	}
 	if c.WebhookRetryFor <= 0 {
 		return fmt.Errorf("invalid %s: must be positive", c.name("SERVICE_WEBHOOK_RETRY_FOR"))
+	}
+	// An attempt is cut off at three quarters of its lease (core/webhooks).
+	if c.WebhookLease < c.WebhookTimeout*4/3 {
+		return fmt.Errorf("invalid %s %s: must be at least 4/3 of %s (%s), so an attempt ends inside its lease",
+			c.name("SERVICE_WEBHOOK_LEASE"), c.WebhookLease, c.name("SERVICE_WEBHOOK_TIMEOUT"), c.WebhookTimeout*4/3)
 	}
 	switch c.LogFormat {
 	case "auto", "json", "console":

@@ -57,6 +57,7 @@ func TestInvalidConfigurationIsOneClearLine(t *testing.T) {
 		"arg":       {[]string{"serve"}, nil, "unexpected argument"},
 		"store":     {nil, map[string]string{"SERVICE_STORE": "mysql://u:hunter2@db/x"}, "SERVICE_STORE"},
 		"storehost": {[]string{"-store=postgres:///x"}, nil, "no host"},
+		"lease":     {nil, map[string]string{"SERVICE_WEBHOOK_TIMEOUT": "1m"}, "SERVICE_WEBHOOK_LEASE"},
 	}
 	for name, tc := range cases {
 		_, err := Load(tc.args, env(tc.env), io.Discard)

@@ -168,7 +168,7 @@ func newWebhooks(cfg config.Config, st ports.WebhookStore, log *slog.Logger, m p
 	sender := webhooksender.New(webhooksender.Config{Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.WebhookAllowPrivate})
 	return webhooks.New(webhooks.Config{
 		StaticURLs: cfg.WebhookURLs, StaticSecret: cfg.WebhookSecret,
-		Backoff: cfg.WebhookBackoff, RetryFor: cfg.WebhookRetryFor, Metrics: m,
+		Backoff: cfg.WebhookBackoff, RetryFor: cfg.WebhookRetryFor, Lease: cfg.WebhookLease, Metrics: m,
 	}, st, sender, log)
 }
 
