@@ -56,6 +56,10 @@ func (s *Store) Since(ctx context.Context, catalog core.CatalogID, after uint64,
 	return last, s.dbErr(ctx, "changes of "+string(catalog), err)
 }
 
+// listenerName is the application_name of Watch's connection, so an
+// operator (or a test) can tell it in pg_stat_activity.
+const listenerName = "climatesearch-watch"
+
 // Watch backoff after a lost connection, and how long the listener waits
 // for a notification before it checks that its connection still answers.
 const (
@@ -109,6 +113,7 @@ func (s *Store) Watch(ctx context.Context, fn func(catalog core.CatalogID, count
 // whether it got as far as listening.
 func (s *Store) listen(ctx context.Context, fn func(core.CatalogID, uint64)) (listened bool, err error) {
 	cc := s.pool.Config().ConnConfig.Copy()
+	cc.RuntimeParams["application_name"] = listenerName
 	// A wait that times out only sets a read deadline (no cancel request
 	// that could hit the probe after it), so the connection stays usable.
 	cc.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {

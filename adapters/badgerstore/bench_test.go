@@ -1,0 +1,38 @@
+package badgerstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+// BenchmarkApply10000 applies a release of 10,000 full resources (every
+// one rewritten each time) in one Apply, as adapters/pgstore's benchmark:
+//
+//	go test -run '^$' -bench Apply10000 ./adapters/pgstore/ ./adapters/badgerstore/
+func BenchmarkApply10000(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for i := 0; b.Loop(); i++ {
+		g := i + 1
+		ps := make([]ports.StoredResource, 10000)
+		for j := range ps {
+			r := full(core.National, fmt.Sprintf("%05d", j)).Resource
+			r.NameSV = fmt.Sprintf("resource %d generation %d", j, g)
+			r.A1A3 = core.F(float64(g*100000 + j))
+			r.Version = strconv.Itoa(g)
+			ps[j] = ports.StoredResource{Resource: r, Hash: core.ContentHash(&r)}
+		}
+		if err := s.Apply(ctx, core.National, ports.Changes{Put: ps, Meta: &core.CatalogMeta{Catalog: core.National, Version: strconv.Itoa(g)}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
