@@ -232,7 +232,8 @@ func testClaimPerDestination(t *testing.T, open Replicas) {
 		t.Fatalf("B with x and y full: %v, next %v; want nothing until A's leases end", claimedKeys(cb.Deliveries), cb.Next)
 	}
 	// One of x's slots frees: B takes x's next delivery, one only.
-	x0 := c.Deliveries[0]
+	i := slices.IndexFunc(c.Deliveries, func(d ports.Claimed) bool { return d.DestinationID == "x" })
+	x0 := c.Deliveries[i]
 	if held, err := a.FinishClaim(ctx, x0, clAttempt(x0, core.DeliveryDelivered, now, time.Time{}), false); err != nil || !held {
 		t.Fatalf("FinishClaim = %v, %v", held, err)
 	}
