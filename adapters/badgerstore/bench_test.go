@@ -36,3 +36,31 @@ func BenchmarkApply10000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGetMany20 reads a page of 20 resources, as a search does:
+//
+//	go test -run '^$' -bench GetMany20 ./adapters/pgstore/ ./adapters/badgerstore/
+func BenchmarkGetMany20(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var ps []ports.StoredResource
+	for j := range 1000 {
+		ps = append(ps, full(core.National, fmt.Sprintf("%05d", j)))
+	}
+	if err := s.Apply(ctx, core.National, ports.Changes{Put: ps}); err != nil {
+		b.Fatal(err)
+	}
+	keys := make([]core.Key, 20)
+	for i := range keys {
+		keys[i] = core.Key{Catalog: core.National, ID: fmt.Sprintf("%05d", i*37)}
+	}
+	for b.Loop() {
+		if rs, err := s.GetMany(ctx, keys); err != nil || len(rs) != 20 {
+			b.Fatal(len(rs), err)
+		}
+	}
+}

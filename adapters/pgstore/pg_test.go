@@ -601,6 +601,46 @@ func TestFanOutAcrossReplicas(t *testing.T) {
 	}
 }
 
+// A replica's decoded copies never hide another replica's write, and the
+// cache stays within its bound.
+func TestDecodedCacheAcrossReplicas(t *testing.T) {
+	defer func(n int64) { maxDecoded = n }(maxDecoded)
+	maxDecoded = 3
+	ctx := context.Background()
+	url := pgtest.Shared(t).NewDB(t)
+	a, b := openT(t, url), openT(t, url)
+	var keys []core.Key
+	for i := range 5 {
+		keys = append(keys, core.Key{Catalog: core.National, ID: fmt.Sprint(i)})
+	}
+	for round := range 3 {
+		var ps []ports.StoredResource
+		for _, k := range keys {
+			p := storetest.Full(core.National, k.ID)
+			p.Resource.NameSV = fmt.Sprint("round ", round)
+			ps = append(ps, p)
+		}
+		must(t, b.Apply(ctx, core.National, ports.Changes{Put: ps}))
+		for range 2 { // the second read is served from the decoded copies
+			rs, err := a.GetMany(ctx, keys)
+			must(t, err)
+			if len(rs) != len(keys) {
+				t.Fatalf("round %d: %d resources", round, len(rs))
+			}
+			for _, r := range rs {
+				if r.Resource.NameSV != fmt.Sprint("round ", round) {
+					t.Fatalf("round %d: %s reads %q", round, r.Resource.ID, r.Resource.NameSV)
+				}
+			}
+		}
+	}
+	n := 0
+	a.decoded.Range(func(any, any) bool { n++; return true })
+	if n > 3 || a.cachedN.Load() != int64(n) {
+		t.Fatalf("%d decoded copies (counted %d); the bound is 3", n, a.cachedN.Load())
+	}
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {

@@ -78,6 +78,10 @@ type Store struct {
 	fanOuts atomic.Uint64 // FanOut calls, see histTrimEvery
 	spends  atomic.Uint64 // Spend calls, see ledgerSweepEvery
 
+	// decoded caches resources by key with their stamp (GetMany).
+	decoded sync.Map     // core.Key -> *cachedResource (never changed once stored)
+	cachedN atomic.Int64 // keys in decoded, at most maxDecoded
+
 	locksMu sync.Mutex
 	locks   map[*heldLock]struct{} // run locks held (feed.go)
 }
@@ -219,25 +223,30 @@ func decodeResource(body []byte, hash string) (ports.StoredResource, error) {
 
 // Get returns one resource.
 func (s *Store) Get(ctx context.Context, key core.Key) (ports.StoredResource, bool, error) {
-	if err := s.enter(ctx); err != nil {
+	rs, err := s.GetMany(ctx, []core.Key{key})
+	if err != nil || len(rs) == 0 {
 		return ports.StoredResource{}, false, err
 	}
-	var body []byte
-	var hash string
-	err := s.pool.QueryRow(ctx, `SELECT body, hash FROM resources WHERE catalog = $1 AND id = $2`,
-		string(key.Catalog), key.ID).Scan(&body, &hash)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return ports.StoredResource{}, false, nil
-	}
-	if err != nil {
-		return ports.StoredResource{}, false, s.dbErr(ctx, "get "+key.String(), err)
-	}
-	sr, err := decodeResource(body, hash)
-	return sr, err == nil, err
+	return rs[0], true, nil
 }
 
+// cachedResource is a decoded resource with the stamp of the row it was
+// decoded from. Every write of a resource stamps it with a new counter of
+// its catalog, so (key, stamp) names one content.
+type cachedResource struct {
+	stamp int64
+	sr    ports.StoredResource
+}
+
+// maxDecoded bounds the decoded cache, as badger's: the first keys read
+// stay; a key already cached follows its newer versions.
+var maxDecoded int64 = 50000 // a variable for tests
+
 // GetMany returns the existing resources of keys, in the order of keys,
-// read by one statement (one snapshot).
+// read by one statement (one snapshot). The statement sends the stamp of
+// each key's decoded copy and the database returns the body only of rows
+// stamped otherwise, so a page of search results already read costs one
+// round trip and no JSON decoding (the copies handed out are clones).
 func (s *Store) GetMany(ctx context.Context, keys []core.Key) ([]ports.StoredResource, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
@@ -245,27 +254,44 @@ func (s *Store) GetMany(ctx context.Context, keys []core.Key) ([]ports.StoredRes
 	if len(keys) == 0 {
 		return []ports.StoredResource{}, nil
 	}
-	cats := make([]string, len(keys))
-	ids := make([]string, len(keys))
-	for i, k := range keys {
-		cats[i], ids[i] = string(k.Catalog), k.ID
+	cached := make(map[core.Key]cachedResource, len(keys))
+	cats := make([]string, 0, len(keys))
+	ids := make([]string, 0, len(keys))
+	stamps := make([]int64, 0, len(keys))
+	for _, k := range keys {
+		if _, dup := cached[k]; dup {
+			continue
+		}
+		c := cachedResource{stamp: -1}
+		if v, ok := s.decoded.Load(k); ok {
+			c = *v.(*cachedResource)
+		}
+		cached[k] = c
+		cats, ids, stamps = append(cats, string(k.Catalog)), append(ids, k.ID), append(stamps, c.stamp)
 	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT r.catalog, r.id, r.body, r.hash
-		FROM resources r JOIN (SELECT DISTINCT * FROM unnest($1::text[], $2::text[])) AS k(catalog, id)
-		  ON r.catalog = k.catalog AND r.id = k.id`, cats, ids)
+		SELECT r.catalog, r.id, r.stamp, r.hash, CASE WHEN r.stamp = k.stamp THEN NULL ELSE r.body END
+		FROM resources r JOIN unnest($1::text[], $2::text[], $3::bigint[]) AS k(catalog, id, stamp)
+		  ON r.catalog = k.catalog AND r.id = k.id`, cats, ids, stamps)
 	if err != nil {
 		return nil, s.dbErr(ctx, "get many", err)
 	}
-	found := make(map[core.Key]ports.StoredResource, len(keys))
+	found := make(map[core.Key]ports.StoredResource, len(cached))
 	var cat, id, hash string
+	var stamp int64
 	var body []byte
-	_, err = pgx.ForEachRow(rows, []any{&cat, &id, &body, &hash}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&cat, &id, &stamp, &hash, &body}, func() error {
+		k := core.Key{Catalog: core.CatalogID(cat), ID: id}
+		if body == nil {
+			found[k] = cached[k].sr // the copy of this very stamp
+			return nil
+		}
 		sr, err := decodeResource(body, hash)
 		if err != nil {
 			return err
 		}
-		found[core.Key{Catalog: core.CatalogID(cat), ID: id}] = sr
+		found[k] = sr
+		s.keepDecoded(k, &cachedResource{stamp: stamp, sr: ports.StoredResource{Resource: sr.Resource.Clone(), Hash: sr.Hash}})
 		return nil
 	})
 	if err != nil {
@@ -274,11 +300,33 @@ func (s *Store) GetMany(ctx context.Context, keys []core.Key) ([]ports.StoredRes
 	out := make([]ports.StoredResource, 0, len(found))
 	for _, k := range keys {
 		if sr, ok := found[k]; ok {
-			// A key asked twice gets two copies that share nothing.
+			// Every result is a copy of its own: callers may change it.
 			out = append(out, ports.StoredResource{Resource: sr.Resource.Clone(), Hash: sr.Hash})
 		}
 	}
 	return out, nil
+}
+
+// keepDecoded caches c for k unless the cache is full of other keys; a
+// newer stamp replaces an older one, never the other way round.
+func (s *Store) keepDecoded(k core.Key, c *cachedResource) {
+	for {
+		old, had := s.decoded.Load(k)
+		if had {
+			if old.(*cachedResource).stamp >= c.stamp || s.decoded.CompareAndSwap(k, old, c) {
+				return
+			}
+			continue
+		}
+		if s.cachedN.Add(1) > maxDecoded {
+			s.cachedN.Add(-1)
+			return
+		}
+		if _, loaded := s.decoded.LoadOrStore(k, c); !loaded {
+			return
+		}
+		s.cachedN.Add(-1) // stored meanwhile by another reader: compare again
+	}
 }
 
 // FindByID returns the resources with id, in the order of core.Catalogs.
