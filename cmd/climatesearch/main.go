@@ -42,7 +42,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "climatesearch: "+err.Error())
 		os.Exit(2)
 	}
-	defer log.Sync() //nolint:errcheck // stderr sync fails on some terminals
+	// The log's info lines are buffered (app.NewLogger): every way out of
+	// main flushes them (os.Exit skips deferred calls; an error line is
+	// written at once, with the lines before it).
+	defer log.Sync() //nolint:errcheck // nowhere to report it
 
 	// Nothing slow runs in a start hook (the index loads in the
 	// background), so the bound holds whatever the catalog size.
@@ -54,6 +57,7 @@ func main() {
 	startCtx, cancel := context.WithTimeout(context.Background(), a.StartTimeout())
 	defer cancel()
 	if err := a.Start(startCtx); err != nil {
+		_ = log.Sync() // the lines before it first
 		fmt.Fprintln(os.Stderr, "climatesearch: "+err.Error())
 		os.Exit(1)
 	}

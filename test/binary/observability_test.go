@@ -56,13 +56,9 @@ func TestMetricsAndPprofListeners(t *testing.T) {
 	if status, _, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", pprofPort)); status != http.StatusOK || !strings.Contains(body, "goroutine") {
 		t.Fatalf("pprof: %d %.200s", status, body)
 	}
-	var bound string
-	for _, l := range decodeLines(strings.Split(p.Stderr.String(), "\n")) {
-		if l.str("msg") == "pprof listening" {
-			bound = l.str("addr")
-		}
-	}
-	if bound != fmt.Sprintf("127.0.0.1:%d", pprofPort) {
+	// Info lines are buffered (flushed within 100 ms): wait for it.
+	l, _ := p.waitLog(0, `"pprof listening"`, func(l logLine) bool { return l.str("msg") == "pprof listening" })
+	if bound := l.str("addr"); bound != fmt.Sprintf("127.0.0.1:%d", pprofPort) {
 		t.Errorf("pprof bound to %q, want loopback 127.0.0.1:%d", bound, pprofPort)
 	}
 
@@ -93,6 +89,9 @@ func TestMetricsAndPprofListeners(t *testing.T) {
 		access.str("method") != "GET" || access.str("client") != "127.0.0.1" || access["bytes"] == nil {
 		t.Fatalf("access log line %v", access)
 	}
+	// Every line, the last requests' included, is written once the
+	// process has stopped.
+	p.stop()
 	if strings.Contains(p.Stderr.String(), env["SERVICE_ADMIN_TOKEN"]) {
 		t.Errorf("the admin token is in the log")
 	}

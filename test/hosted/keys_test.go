@@ -130,7 +130,7 @@ func TestKeyFileGuardsAPIAndMCP(t *testing.T) {
 	if a := do(t, "POST", p.URL+"/mcp", call, append(h, "Authorization", "Bearer sk_acme_1")...); a.Status != 200 || !strings.Contains(a.Body, `"result"`) {
 		t.Fatalf("tools/call with a key: %d %s", a.Status, a.Body)
 	}
-	if strings.Contains(p.stderr.String(), "sk_acme_1") || strings.Contains(p.stderr.String(), adminToken) {
+	if logs := p.stoppedLogs(t); strings.Contains(logs, "sk_acme_1") || strings.Contains(logs, adminToken) {
 		t.Fatal("a key or the admin token reached the log")
 	}
 }
@@ -177,7 +177,7 @@ func TestUnkeyVerdictsOutageAndCache(t *testing.T) {
 	if a := do(t, "GET", p.URL+"/api/resources", "", "Authorization", "Bearer sk_valid"); a.Status != 200 {
 		t.Fatalf("cached key during the outage: %d", a.Status)
 	}
-	if strings.Contains(p.stderr.String(), "sk_valid") || strings.Contains(p.stderr.String(), "unkey_root_test") {
+	if logs := p.stoppedLogs(t); strings.Contains(logs, "sk_valid") || strings.Contains(logs, "unkey_root_test") {
 		t.Fatal("a key reached the log")
 	}
 }

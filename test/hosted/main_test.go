@@ -120,6 +120,21 @@ func startBin(t *testing.T, bin string, env map[string]string) *proc {
 	return p
 }
 
+// stoppedLogs stops p as an operator would (SIGINT, a clean exit) and
+// returns everything it wrote to stderr. The service writes its info lines
+// (the access line of every request) through a buffer flushed within
+// 100 ms, so the stderr of a running process may still lack the last
+// requests' lines: a test that requires a secret to be in no line reads
+// them all, after the stop.
+func (p *proc) stoppedLogs(t *testing.T) string {
+	t.Helper()
+	_ = p.cmd.Process.Signal(os.Interrupt) // this test's own child, by its pid
+	if code := p.exit(t); code != 0 {
+		t.Fatalf("exit code after SIGINT = %d, want 0\n%s", code, testbin.Tail(p.stderr.String(), 20))
+	}
+	return p.stderr.String()
+}
+
 // exit waits for a process that must stop on its own and returns its code.
 func (p *proc) exit(t *testing.T) int {
 	t.Helper()

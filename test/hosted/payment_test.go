@@ -132,7 +132,7 @@ func TestMppxPaysTheHostedBinary(t *testing.T) {
 			}
 		})
 	}
-	if strings.Contains(p.stderr.String(), paymentSecret) {
+	if strings.Contains(p.stoppedLogs(t), paymentSecret) {
 		t.Fatal("the payment secret reached the log")
 	}
 }

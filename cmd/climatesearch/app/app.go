@@ -96,7 +96,8 @@ func Parts(cfg config.Config, log *zap.Logger) fx.Option {
 	)
 }
 
-// NewLogger builds the process logger: JSON for machines, console for people.
+// NewLogger builds the process logger: JSON for machines, console for people,
+// written to stderr through a buffer (logwriter.go: call Sync before exiting).
 func NewLogger(cfg config.Config) (*zap.Logger, error) {
 	format := cfg.LogFormat
 	if format == "auto" {
@@ -113,14 +114,14 @@ func NewLogger(cfg config.Config) (*zap.Logger, error) {
 	} else {
 		zc = zap.NewProductionConfig()
 		zc.Sampling = nil
-		zc.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
+		zc.EncoderConfig.EncodeTime = iso8601Time // zapcore.ISO8601TimeEncoder's format, made once per millisecond
 	}
 	lvl, err := zapcore.ParseLevel(cfg.LogLevel)
 	if err != nil {
 		return nil, err
 	}
 	zc.Level = zap.NewAtomicLevelAt(lvl)
-	return zc.Build()
+	return buildLogger(zc, os.Stderr)
 }
 
 func newSlog(log *zap.Logger) *slog.Logger {
