@@ -53,6 +53,7 @@ type API struct {
 	answers *answers // nil: nothing is kept
 	metrics ports.Metrics
 	handler http.Handler // the engine inside Observe
+	access  *zap.Logger  // d.Log without the caller, for the access lines
 	x       extras       // HEAD, compression, validators (head.go, compress.go, cache.go)
 }
 
@@ -62,7 +63,7 @@ func New(d Deps) *API {
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
-	a := &API{d: d, engine: e, metrics: ports.MetricsOrNone(d.Metrics)}
+	a := &API{d: d, engine: e, metrics: ports.MetricsOrNone(d.Metrics), access: accessLogger(d.Log)}
 	a.handler = a.Observe(e)
 	if d.Generations != nil {
 		a.answers = newAnswers(d.Generations)
