@@ -5,7 +5,8 @@
 #   test/perf/throughput.sh                       # 3 rounds of 10 s each
 #   ROUNDS=5 DURATION=15s test/perf/throughput.sh
 #   KEEP_ANSWERS=false test/perf/throughput.sh  # every search computed (SERVICE_KEEP_ANSWERS=false)
-#   LOG_LEVEL=info test/perf/throughput.sh      # with the access log (one info line per request, the default level)
+#   LOG_LEVEL=warn test/perf/throughput.sh      # without the access log (the default is info, the service's default)
+#   LOG_LEVELS="info warn" test/perf/throughput.sh # the service (and BASE_BIN) at each level, in the same rounds
 #   BASE_BIN=/tmp/cs-old test/perf/throughput.sh # also an older build, in the same rounds
 #
 # It builds the binary and test/perf/helloworld (gin from go.mod, release
@@ -14,8 +15,9 @@
 # `python3 -m http.server` as the publisher stand-in (02.06.000-sv-se.json
 # as .../latest/sv/json, 02.07.000-en-gb.json as .../latest/en/json, the
 # workbooks 404), starts the service with the boot ingest (235 resources,
-# default settings otherwise: hash embedder, log level warn) and waits for
-# the 235, then runs interleaved rounds of `wrk -t2 -c16 -d$DURATION`
+# default settings otherwise: hash embedder, log level info, the access
+# log written as JSON to a file) and waits for the 235, then runs
+# interleaved rounds of `wrk -t2 -c16 -d$DURATION`
 # (after a $WARMUP warm-up of each target) on
 #   hello   GET /                                    (helloworld)
 #   search  GET /api/search?q=spånskiva              (service)
@@ -32,9 +34,10 @@
 # /tmp/cs-old ./cmd/climatesearch)`) that build serves the same catalog
 # beside it and its search and lookup join each round (base-search,
 # base-lookup, right after the service's): before and after in the same
-# run conditions.
+# run conditions. With several LOG_LEVELS each server runs once per level
+# and the names say the level (search@info, base-lookup@warn, ...).
 # Ports: 18530 (publisher), 18531 (service), 18532 (helloworld), 18633
-# (BASE_BIN), loopback.
+# (BASE_BIN), loopback; 18541 and 18643 for a second level, and so on.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$(pwd)
@@ -42,6 +45,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-3s}
 SOURCE=${SOURCE:-head}
+read -r -a LEVELS <<<"${LOG_LEVELS:-${LOG_LEVEL:-info}}"
 SHARED=$(cd "${CLIMATESEARCH_SHARED:-$REPO/../shared}" && pwd)
 UP_PORT=18530 SVC_PORT=18531 HW_PORT=18532
 WORK=$(mktemp -d /tmp/climatesearch-throughput.XXXXXX)
@@ -71,11 +75,11 @@ UP=http://127.0.0.1:$UP_PORT
 for _ in $(seq 100); do curl -fs -o /dev/null "$UP/api/Klimat/v2/GetAllResources/latest/sv/json" && break; sleep 0.1; done
 
 declare -A PID # server process of each name
-# service BINARY PORT NAME: the service on the stand-in's catalog.
+# service BINARY PORT NAME LEVEL: the service on the stand-in's catalog.
 service() {
 	env SERVICE_ADDR=127.0.0.1:$2 SERVICE_DATA_DIR="$WORK/data-$3" SERVICE_UPSTREAM_URL=$UP \
 		SERVICE_EXCEL_URL_SV=$UP/missing-sv.xlsx SERVICE_EXCEL_URL_EN=$UP/missing-en.xlsx SERVICE_INGEST_INTERVAL=0 \
-		SERVICE_KEEP_ANSWERS=${KEEP_ANSWERS:-true} SERVICE_LOG_LEVEL=${LOG_LEVEL:-warn} SERVICE_LOG_FORMAT=json "$1" >"$WORK/$3.log" 2>&1 &
+		SERVICE_KEEP_ANSWERS=${KEEP_ANSWERS:-true} SERVICE_LOG_LEVEL=$4 SERVICE_LOG_FORMAT=json "$1" >"$WORK/$3.log" 2>&1 &
 	PIDS+=($!)
 	PID[$3]=$!
 }
@@ -91,25 +95,33 @@ loaded() {
 	tail -5 "$WORK/$2.log" >&2
 	exit 1
 }
-service "$WORK/climatesearch" $SVC_PORT service
 "$WORK/helloworld" -addr 127.0.0.1:$HW_PORT >"$WORK/helloworld.log" 2>&1 &
 PIDS+=($!)
 PID[hello]=$!
-SVC=http://127.0.0.1:$SVC_PORT
-loaded $SVC service
-curl -fs -o /dev/null "http://127.0.0.1:$HW_PORT/" || { log "helloworld not up"; exit 1; }
-
 SEARCH="/api/search?q=sp%C3%A5nskiva" LOOKUP=/api/resources/national:6000000000
-declare -A URL=([hello]="http://127.0.0.1:$HW_PORT/" [search]="$SVC$SEARCH" [lookup]="$SVC$LOOKUP")
-declare -A SERVER=([hello]=hello [search]=service [lookup]=service [base-search]=base [base-lookup]=base)
-NAMES=(hello search lookup)
-if [ -n "${BASE_BIN:-}" ]; then
-	BASE=http://127.0.0.1:18633
-	service "$BASE_BIN" 18633 base
-	loaded $BASE base
-	URL[base-search]=$BASE$SEARCH URL[base-lookup]=$BASE$LOOKUP
-	NAMES=(hello search base-search lookup base-lookup)
-fi
+declare -A URL=([hello]="http://127.0.0.1:$HW_PORT/") SERVER=([hello]=hello)
+NAMES=(hello)
+i=0
+for lvl in "${LEVELS[@]}"; do
+	at=""
+	if [ ${#LEVELS[@]} -gt 1 ]; then at="@$lvl"; fi
+	svc=service$at && service "$WORK/climatesearch" $((SVC_PORT + 10 * i)) "$svc" "$lvl"
+	URL[search$at]="http://127.0.0.1:$((SVC_PORT + 10 * i))$SEARCH" URL[lookup$at]="http://127.0.0.1:$((SVC_PORT + 10 * i))$LOOKUP"
+	SERVER[search$at]=$svc SERVER[lookup$at]=$svc
+	if [ -n "${BASE_BIN:-}" ]; then
+		base=base$at && service "$BASE_BIN" $((18633 + 10 * i)) "$base" "$lvl"
+		URL[base-search$at]="http://127.0.0.1:$((18633 + 10 * i))$SEARCH" URL[base-lookup$at]="http://127.0.0.1:$((18633 + 10 * i))$LOOKUP"
+		SERVER[base-search$at]=$base SERVER[base-lookup$at]=$base
+		NAMES+=("search$at" "base-search$at" "lookup$at" "base-lookup$at")
+	else
+		NAMES+=("search$at" "lookup$at")
+	fi
+	i=$((i + 1))
+done
+for k in "${NAMES[@]}"; do
+	case $k in search* | base-search*) loaded "${URL[$k]%%/api/*}" "${SERVER[$k]}" ;; esac
+done
+curl -fs -o /dev/null "http://127.0.0.1:$HW_PORT/" || { log "helloworld not up"; exit 1; }
 for k in "${NAMES[@]}"; do
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "${URL[$k]}")" = 200 ] || { log "$k: not 200"; exit 1; }
 	wrk -t2 -c16 -d"$WARMUP" "${URL[$k]}" >/dev/null
@@ -117,7 +129,7 @@ done
 declare -A RPS CPU
 TICK=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system, in clock ticks
-echo "throughput.sh $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) source $SOURCE${BASE_BIN:+ base $BASE_BIN}, $(nproc) cores, wrk -t2 -c16 -d$DURATION, $ROUNDS interleaved rounds, load before $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "throughput.sh $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) source $SOURCE${BASE_BIN:+ base $BASE_BIN}, log level ${LEVELS[*]}, $(nproc) cores, wrk -t2 -c16 -d$DURATION, $ROUNDS interleaved rounds, load before $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
 	line="round $r:"
 	for k in "${NAMES[@]}"; do
@@ -137,7 +149,7 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? 
 HM=$(median <<<"${RPS[hello]}")
 for k in "${NAMES[@]}"; do
 	m=$(median <<<"${RPS[$k]}")
-	printf '%-11s median %9.0f req/s  ratio to hello-world %.2f  server CPU %5.1f µs/request   (rounds: %s)\n' "$k" "$m" \
+	printf '%-16s median %9.0f req/s  ratio to hello-world %.2f  server CPU %5.1f µs/request   (rounds: %s)\n' "$k" "$m" \
 		"$(awk -v a="$m" -v b="$HM" 'BEGIN{print a/b}')" "$(median <<<"${CPU[$k]}")" "${RPS[$k]}"
 done
 echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
