@@ -12,6 +12,7 @@ package replicas
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,6 +31,7 @@ import (
 	"time"
 
 	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
+	"github.com/climatesearch/climatesearch/adapters/pgstore"
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/test/pgtest"
 	"github.com/climatesearch/climatesearch/test/shareddata"
@@ -71,10 +74,15 @@ type cluster struct {
 	reps []*replica
 }
 
-func newCluster(t *testing.T, env map[string]string) *cluster {
+// newCluster starts three replicas on a new database; prepare, when
+// given, runs on the database before they start.
+func newCluster(t *testing.T, env map[string]string, prepare func(db string)) *cluster {
 	t.Helper()
 	pg := pgtest.Start(t)
 	c := &cluster{t: t, pg: pg, db: pg.NewDB(t), up: publisher(t)}
+	if prepare != nil {
+		prepare(c.db)
+	}
 	for _, name := range []string{"A", "B", "C"} {
 		r := &replica{name: name, dir: t.TempDir(), env: map[string]string{
 			"SERVICE_STORE":                 c.db,
@@ -87,6 +95,9 @@ func newCluster(t *testing.T, env map[string]string) *cluster {
 			"SERVICE_ADMIN_TOKEN":           adminToken,
 			"SERVICE_WEBHOOK_ALLOW_PRIVATE": "true",
 			"SERVICE_WEBHOOK_BACKOFF":       "200ms",
+			"SERVICE_WEBHOOK_TIMEOUT":       "3s",
+			"SERVICE_WEBHOOK_LEASE":         "4s",
+			"SERVICE_INGEST_TIMEOUT":        "3s",
 			"SERVICE_LOG_LEVEL":             "info",
 		}}
 		r.env["SERVICE_DATA_DIR"] = r.dir
@@ -288,6 +299,28 @@ func newReceiver(t *testing.T) *receiver {
 	return rc
 }
 
+// hold makes the next requests wait until release.
+func (rc *receiver) hold() {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.hang = make(chan struct{})
+}
+
+func (rc *receiver) release() {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.hang != nil {
+		close(rc.hang)
+		rc.hang = nil
+	}
+}
+
+func (rc *receiver) port(id string) int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.ports[id]
+}
+
 func (rc *receiver) delivered() map[string]int {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -323,7 +356,7 @@ func (r *replica) eventIDs(t *testing.T, typ string) []string {
 // --- The test -----------------------------------------------------------
 
 func TestThreeReplicasOnOnePostgres(t *testing.T) {
-	c := newCluster(t, nil)
+	c := newCluster(t, nil, nil)
 	a, b, cc := c.reps[0], c.reps[1], c.reps[2]
 	rc := newReceiver(t)
 
@@ -380,5 +413,175 @@ func TestThreeReplicasOnOnePostgres(t *testing.T) {
 		if n := rc.delivered()[id]; n != 1 {
 			t.Fatalf("event %s delivered %d times, want once", id, n)
 		}
+	}
+}
+
+// --- Processes ----------------------------------------------------------
+
+// owner finds the replica whose process holds the TCP connection with
+// local port port (the client side of a delivery the receiver sees):
+// /proc/net/tcp names the socket's inode, /proc/<pid>/fd the process.
+func owner(t *testing.T, reps []*replica, port int) *replica {
+	t.Helper()
+	inodes := map[string]bool{}
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fields := strings.Fields(line)
+			if len(fields) < 10 {
+				continue
+			}
+			_, hexPort, _ := strings.Cut(fields[1], ":")
+			if p, err := strconv.ParseInt(hexPort, 16, 32); err == nil && int(p) == port {
+				inodes[fields[9]] = true
+			}
+		}
+	}
+	for _, r := range reps {
+		if r.p.Exited() {
+			continue
+		}
+		dir := fmt.Sprintf("/proc/%d/fd", r.p.Cmd.Process.Pid)
+		fds, _ := os.ReadDir(dir)
+		for _, fd := range fds {
+			link, err := os.Readlink(filepath.Join(dir, fd.Name()))
+			if err == nil && strings.HasPrefix(link, "socket:[") && inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] {
+				return r
+			}
+		}
+	}
+	t.Fatalf("no replica holds the connection from port %d", port)
+	return nil
+}
+
+// batch is a one-resource batch for catalog national.
+func batch(id, name string) map[string]any {
+	return map[string]any{"catalog": "national", "version": "test", "resources": []map[string]any{{
+		"id": id, "name": name, "unit": "kg", "category": "Skivor", "a1a3": 1.25,
+	}}}
+}
+
+// TestReplicasSurviveAKilledReplicaAndAPostgresRestart: a replica killed
+// with kill -9 while it delivers an event leaves the event to another once
+// its lease runs out; PostgreSQL going away makes every replica unhealthy
+// (and refuse writes cleanly) until it is back, and after it nothing is
+// lost: writes made through one replica reach the others.
+func TestReplicasSurviveAKilledReplicaAndAPostgresRestart(t *testing.T) {
+	c := newCluster(t, nil, nil)
+	a, b := c.reps[0], c.reps[1]
+	rc := newReceiver(t)
+	if d := a.postJSON(t, "/admin/webhooks", map[string]any{"url": rc.URL, "events": []string{"catalog.changed"}}); d.status != http.StatusCreated {
+		t.Fatalf("create destination: %d %.300s", d.status, d.body)
+	}
+
+	// kill -9 the replica that is delivering.
+	rc.hold()
+	if r := a.postJSON(t, "/admin/resources", batch("REPL-1", "Replikaskiva ett")); r.status != http.StatusOK {
+		t.Fatalf("batch: %d %.300s", r.status, r.body)
+	}
+	var id string
+	select {
+	case id = <-rc.hanging:
+	case <-time.After(patience):
+		t.Fatal("no delivery attempt reached the receiver")
+	}
+	victim := owner(t, c.reps, rc.port(id))
+	t.Logf("replica %s delivers %s: kill -9", victim.name, id)
+	if err := victim.p.Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-victim.p.Done
+	rc.release()
+	took := eventually(t, "the event delivered by another replica", func() bool { return rc.delivered()[id] == 1 })
+	t.Logf("delivered by a surviving replica %s after the kill (lease 4s)", took)
+	victim.p = testbin.Start(t, binPath, victim.dir, victim.env, patience)
+	if got := victim.hits(t, "replikaskiva"); len(got) != 1 || got[0] != "national:REPL-1" {
+		t.Fatalf("the restarted replica %s finds %v", victim.name, got)
+	}
+
+	// PostgreSQL goes away: every replica says so, writes are refused cleanly.
+	if err := c.pg.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.reps {
+		eventually(t, "replica "+r.name+" unhealthy without PostgreSQL", func() bool { return r.get(t, "/healthz").status == http.StatusServiceUnavailable })
+	}
+	if r := b.postJSON(t, "/admin/resources", batch("REPL-2", "Replikaskiva två")); r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), `"error"`) {
+		t.Fatalf("a write without PostgreSQL: %d %.300s", r.status, r.body)
+	}
+	if err := c.pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.reps {
+		took := eventually(t, "replica "+r.name+" healthy again", func() bool { return r.get(t, "/healthz").status == http.StatusOK })
+		t.Logf("replica %s healthy %s after PostgreSQL came back", r.name, took)
+	}
+	// Nothing lost, and the replicas follow each other again.
+	if r := b.postJSON(t, "/admin/resources", batch("REPL-2", "Replikaskiva två")); r.status != http.StatusOK {
+		t.Fatalf("batch after the restart: %d %.300s", r.status, r.body)
+	}
+	for _, r := range c.reps {
+		eventually(t, "REPL-2 searchable on "+r.name, func() bool { return len(r.hits(t, "replikaskiva")) == 2 })
+	}
+	ids := a.eventIDs(t, string(core.EventCatalogChanged))
+	if len(ids) != 2 {
+		t.Fatalf("catalog.changed events: %v, want 2", ids)
+	}
+	eventually(t, "both events delivered", func() bool { return len(rc.delivered()) == 2 })
+	for _, id := range ids {
+		if n := rc.delivered()[id]; n != 1 {
+			t.Fatalf("event %s delivered %d times, want once", id, n)
+		}
+	}
+}
+
+// TestOneReplicaRunsTheScheduledIngest: three replicas wake at the shared
+// schedule; one runs it, and a manual run on another replica while an
+// ingest runs answers 409.
+func TestOneReplicaRunsTheScheduledIngest(t *testing.T) {
+	// The schedule, shared in the database, falls due a few seconds after
+	// the replicas start.
+	ctx := context.Background()
+	var st *pgstore.Store
+	due := time.Now().Add(8 * time.Second).UTC()
+	c := newCluster(t, map[string]string{"SERVICE_INGEST_INTERVAL": "1m"}, func(db string) {
+		var err error
+		if st, err = pgstore.Open(ctx, db, nil); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		if err := st.PutMeta(ctx, core.CatalogMeta{Catalog: core.National, NextIngest: due}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	b := c.reps[1]
+	eventually(t, "the scheduled run", func() bool {
+		m, err := st.Meta(ctx, core.National)
+		return err == nil && m.NextIngest.After(due)
+	})
+	time.Sleep(2 * time.Second)                                        // a second run, if any, would be under way by now
+	if runs := c.up.Requests(boverkettest.JSONPathPrefix); runs != 2 { // one run asks for the Swedish and the English export
+		t.Fatalf("the publisher was asked %d times; one run asks twice", runs)
+	}
+	if m, _ := st.Meta(ctx, core.National); !m.NextIngest.Equal(due.Add(time.Minute)) {
+		t.Fatalf("next run %s, want one interval after %s", m.NextIngest, due)
+	}
+	eventually(t, "the scheduled ingest searchable on B", func() bool { return len(b.hits(t, "spånskiva")) > 0 })
+
+	// A manual run on one replica while another's run holds the catalog: 409.
+	c.up.Hang(true)
+	done := make(chan answer, 1)
+	go func() { done <- c.reps[0].postJSON(t, "/admin/ingest/run?catalog=national", nil) }()
+	eventually(t, "A's run reaching the publisher", func() bool { return c.up.Requests(boverkettest.JSONPathPrefix) > 2 })
+	if r := b.postJSON(t, "/admin/ingest/run?catalog=national", nil); r.status != http.StatusConflict || !strings.Contains(string(r.body), "already running") {
+		t.Fatalf("a second run on B while A runs: %d %.300s", r.status, r.body)
+	}
+	c.up.Hang(false)
+	<-done // A's run gives up on the hanging publisher (SERVICE_INGEST_TIMEOUT)
+	if r := b.postJSON(t, "/admin/ingest/run?catalog=national", nil); r.status != http.StatusOK {
+		t.Fatalf("a run on B once A's has ended: %d %.300s", r.status, r.body)
 	}
 }
