@@ -641,6 +641,46 @@ func TestDecodedCacheAcrossReplicas(t *testing.T) {
 	}
 }
 
+// Replicas spending one challenge at once: exactly one is fresh; entries
+// are kept until the challenge's expiry plus the margin.
+func TestLedgerAcrossReplicas(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Shared(t).NewDB(t)
+	stores := []*Store{openT(t, url), openT(t, url), openT(t, url)}
+	until := time.Now().Add(5 * time.Minute).Truncate(time.Microsecond)
+	var fresh sync.Map
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Go(func() {
+			ok, err := stores[i%3].Spend(ctx, "same", fmt.Sprintf("0x%d", i), until)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				fresh.Store(i, true)
+			}
+		})
+	}
+	wg.Wait()
+	n := 0
+	fresh.Range(func(any, any) bool { n++; return true })
+	if n != 1 {
+		t.Fatalf("%d fresh spends of one challenge across replicas, want 1", n)
+	}
+	// The winner's reference is spent too, and nothing of the losers'.
+	refs := query(t, url, `SELECT key FROM payments_spent WHERE kind = 'ref'`)
+	if len(refs) != 1 {
+		t.Fatalf("references recorded: %v", refs)
+	}
+	exp := query(t, url, `SELECT (extract(epoch FROM expires_at) * 1000000)::bigint FROM payments_spent`)
+	for _, e := range exp {
+		us, _ := strconv.ParseInt(e, 10, 64)
+		if got := time.UnixMicro(us); !got.Equal(until.Add(ledgerMargin)) {
+			t.Errorf("an entry expires at %v, want %v", got, until.Add(ledgerMargin))
+		}
+	}
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
