@@ -1,7 +1,9 @@
 package blugeindex
 
 import (
-	"sort"
+	"cmp"
+	"slices"
+	"strings"
 
 	"github.com/climatesearch/climatesearch/core"
 )
@@ -120,13 +122,22 @@ func unitCoverage(u nameUnit, q *langQuery) float64 {
 // rerank rescores hits by name coverage and orders them best first, equal
 // scores by key.
 func rerank(hits []core.Scored, tq *textQuery, lex *lexicon) {
+	type keyed struct {
+		core.Scored
+		ref string // Key.String(), built once rather than at each comparison
+	}
+	ks := make([]keyed, len(hits))
 	for i := range hits {
 		hits[i].Score *= 1 + coverageBoost*coverage(lex.docs[hits[i].Key], tq)
+		ks[i] = keyed{hits[i], hits[i].Key.String()}
 	}
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
 		}
-		return hits[i].Key.String() < hits[j].Key.String()
+		return strings.Compare(a.ref, b.ref)
 	})
+	for i := range ks {
+		hits[i] = ks[i].Scored
+	}
 }

@@ -44,6 +44,29 @@ func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, dept
 	if err != nil {
 		return nil, err
 	}
+	fetch := 2 * depth
+	top := newTopScores(fetch)
+	var cands []scoredDoc
+	keepFrom := 0 // cands is filtered by the threshold when it doubles
+	err = walk(ctx, snap, p, lex, top, math.Inf(-1), func(doc uint64, score float64) {
+		cands = append(cands, scoredDoc{doc, score})
+		if len(cands) >= 2*max(keepFrom, fetch) {
+			cands = keepAbove(cands, top.threshold())
+			keepFrom = len(cands)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	cands = keepAbove(cands, top.threshold())
+	return ranked(snap, cands, depth)
+}
+
+// walk scores, in document order, the documents of the plan's catalogs
+// that can reach both top's threshold and floor, skipping the others (see
+// topK), adds each settled score at or above both to top and then hands it
+// to found (nil: nobody).
+func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, top *topScores, floor float64, found func(doc uint64, score float64)) error {
 	sims := similarities(func() *lexicon { return lex })
 	var cs []*cursor
 	defer func() {
@@ -54,34 +77,31 @@ func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, dept
 	for i, cl := range p.clauses {
 		it, err := snap.PostingsIterator([]byte(cl.term), cl.field, true, true, false)
 		if err != nil {
-			return nil, fmt.Errorf("blugeindex: postings of %s:%s: %w", cl.field, cl.term, err)
+			return fmt.Errorf("blugeindex: postings of %s:%s: %w", cl.field, cl.term, err)
 		}
 		c := &cursor{it: it, clause: i, ub: cl.boost, scorer: sims[cl.field].Scorer(cl.boost, nil, nil)}
 		cs = append(cs, c)
 		if err := c.next(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	filter, err := newCatalogPostings(snap, p.catalogs)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer filter.close()
 
-	fetch := 2 * depth
-	top := newTopScores(fetch)
-	var cands []scoredDoc
-	keepFrom := 0 // cands is filtered by the threshold when it doubles
 	// reach is the least raw sum that can settle at or above the threshold:
 	// float32 rounding may lift a sum by one part in 2^24, and the float64
 	// sums of bounds may err in their last bits.
-	reach := math.Inf(-1)
+	lower := floor * (1 - 1e-6)
+	reach := max(lower, top.threshold()*(1-1e-6))
 	parts := make([]part, 0, len(cs))
 	from := uint64(0) // the documents before it are decided
 	for visited := 0; ; visited++ {
 		if visited&1023 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		// The pivot: the first document, in document order, where the
@@ -102,7 +122,7 @@ func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, dept
 			}
 		}
 		if pivot < 0 {
-			break // no document left can reach the threshold
+			return nil // no document left can reach the threshold
 		}
 		if c := cs[pivot]; c.doc < from {
 			var err error
@@ -112,7 +132,7 @@ func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, dept
 				err = c.advance(from)
 			}
 			if err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
@@ -144,7 +164,7 @@ func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, dept
 			c := cs[i]
 			behind -= c.ub
 			if err := c.advance(doc); err != nil {
-				return nil, err
+				return err
 			}
 			if c.doc == doc {
 				s := c.score()
@@ -158,25 +178,21 @@ func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, dept
 		}
 		if ok, err := filter.holds(doc); err != nil || !ok {
 			if err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		score := settle(sumInClauseOrder(parts))
-		if score < top.threshold() {
+		if score < top.threshold() || score < floor {
 			continue
 		}
-		cands = append(cands, scoredDoc{doc, score})
 		if top.add(score) {
-			reach = top.threshold() * (1 - 1e-6)
+			reach = max(lower, top.threshold()*(1-1e-6))
 		}
-		if len(cands) >= 2*max(keepFrom, fetch) {
-			cands = keepAbove(cands, top.threshold())
-			keepFrom = len(cands)
+		if found != nil {
+			found(doc, score)
 		}
 	}
-	cands = keepAbove(cands, top.threshold())
-	return ranked(snap, cands, depth)
 }
 
 // sortByDoc orders cursors by their current document (insertion sort: the

@@ -56,6 +56,10 @@ type Service struct {
 	vis      *core.Visibility
 	vectors  *embedding.Syncer // nil without an embedder
 	reranker ports.Reranker    // nil without a reranker
+	// wholeHybrid answers hybrid searches by ranking, loading and fusing
+	// the whole match set (the way before the top of each list sufficed):
+	// the reference of the tests.
+	wholeHybrid bool
 }
 
 var _ ports.Searcher = (*Service)(nil)
@@ -88,7 +92,9 @@ type candidate struct {
 // for the count of the match set. Otherwise the whole match set is resolved:
 // every full-text match (up to core.MaxMatchSet, best first) and the vector
 // hits above the floor, loaded from the store, filtered, counted, faceted and
-// optionally sorted by an impact value.
+// optionally sorted by an impact value. A hybrid search without filters,
+// sort or facets gets the same answer from the top of each list
+// (topOfLists) when the text index can rank a prefix of its list.
 func (s *Service) Search(ctx context.Context, req core.SearchRequest) (core.SearchResponse, error) {
 	start := time.Now()
 	resp, err := s.search(ctx, req, start)
@@ -147,10 +153,21 @@ func (s *Service) search(ctx context.Context, req core.SearchRequest, start time
 	}
 	var kept []*candidate
 	var floored int
+	total := -1 // set by the top of the lists (topOfLists)
 	err = s.vis.Read(req.Catalogs, func() error {
 		tq := core.TextQuery{Text: req.Query, Lang: req.Lang, Catalogs: req.Catalogs, Limit: depth}
 		matched := -1
 		var err error
+		if req.Vector && !req.Refine.Active() && !s.wholeHybrid {
+			if pr, ok := s.text.(prefixRanker); ok {
+				var done bool
+				kept, floored, total, done, err = s.topOfLists(ctx, pr, req, tq, vec, need, &resp)
+				if err != nil || done {
+					return err
+				}
+				total = -1
+			}
+		}
 		if whole {
 			// The whole match set, counted first so the ranked list is
 			// sized to it (the index allocates for the depth asked).
@@ -179,7 +196,7 @@ func (s *Service) search(ctx context.Context, req core.SearchRequest, start time
 			return nil
 		}
 		if matched > core.MaxMatchSet {
-			resp.Notes = append(resp.Notes, fmt.Sprintf("more than %d resources match: the total, the facets and the sort cover the %d most relevant full-text matches; add words or filters to narrow the search", core.MaxMatchSet, core.MaxMatchSet))
+			resp.Notes = append(resp.Notes, overMatchSet)
 		}
 		if kept, err = s.resolve(ctx, cands, req, len(cands)); err != nil {
 			return err
@@ -201,6 +218,9 @@ func (s *Service) search(ctx context.Context, req core.SearchRequest, start time
 			return core.SearchResponse{}, err
 		}
 		resp.Total = len(kept)
+		if total >= 0 {
+			resp.Total = total
+		}
 		resp.Facets = core.CountFacets(rs, req.Facets, req.Lang)
 		if req.Sort.IsSet() {
 			sort.SliceStable(kept, func(i, j int) bool {
@@ -234,6 +254,9 @@ func (s *Service) search(ctx context.Context, req core.SearchRequest, start time
 	resp.TookMs = core.Millis(time.Since(start))
 	return resp, nil
 }
+
+// overMatchSet is the note of an answer whose match set is cut.
+var overMatchSet = fmt.Sprintf("more than %d resources match: the total, the facets and the sort cover the %d most relevant full-text matches; add words or filters to narrow the search", core.MaxMatchSet, core.MaxMatchSet)
 
 // nothingMatched is the note of an answer without any match.
 func nothingMatched(req core.SearchRequest, floored bool) string {

@@ -1,0 +1,167 @@
+package search
+
+import (
+	"context"
+	"math"
+	"sort"
+
+	"github.com/climatesearch/climatesearch/core"
+)
+
+// prefixRanker is what a text index offers (blugeindex does) for fusing the
+// top of its ranked list instead of all of it. RankedPrefix returns the
+// first entries of the list Search(ctx, q) would return, exactly (at least
+// n of them when they can be told apart from the rest cheaply; whole when
+// they are all of it), and for each of keys its 1-based rank among them,
+// or one of the places below.
+type prefixRanker interface {
+	RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys []core.Key) (hits []core.Scored, whole bool, places []int, err error)
+}
+
+// Places of RankedPrefix besides a rank.
+const (
+	placeOutside = 0  // not in the list
+	placeBeyond  = -1 // in the list, after the entries returned
+	placeUnknown = -2 // undecided
+)
+
+// topOfLists answers a hybrid search without filters, facets or sort from
+// the top of each list, as the whole match set would answer it (the same
+// page, order, scores and total; see TestTopOfListsEqualsWholeSet).
+//
+// The whole way ranks every full-text match (up to core.MaxMatchSet), fuses
+// them with the vector hits, loads them all from the store and counts the
+// live ones. But Reciprocal Rank Fusion gives the full-text match at rank
+// k at most 1/(60+k) (plus the vector term of a vector hit), so once the
+// page is filled with candidates fusing above that, nothing further down
+// the full-text list can enter it; only the vector hits' places in that
+// list are needed besides, and the total is the size of the list
+// (min(matches, its depth)) plus the live vector hits outside it.
+//
+// It asks the index for more of the list while the page is not decided,
+// up to the whole list; done is false when the index cannot place a vector
+// hit, and the caller then takes the whole way (resp is left unchanged).
+func (s *Service) topOfLists(ctx context.Context, pr prefixRanker, req core.SearchRequest, tq core.TextQuery, vec []core.Scored, need int, resp *core.SearchResponse) (kept []*candidate, floored, total int, done bool, err error) {
+	matched, err := s.text.Count(ctx, tq)
+	if err != nil {
+		return nil, 0, 0, false, core.Unavailablef(err, "full-text index failed")
+	}
+	tq.Limit = max(tq.Limit, min(matched, core.MaxMatchSet))
+	listLen := min(matched, tq.Limit)
+	keys := make([]core.Key, len(vec))
+	for i, v := range vec {
+		keys[i] = v.Key
+	}
+	w := s.cfg.VectorWeight
+	for n := need + len(vec); ; n *= 4 {
+		hits, whole, places, err := pr.RankedPrefix(ctx, tq, n, keys)
+		if err != nil {
+			return nil, 0, 0, false, core.Unavailablef(err, "full-text index failed")
+		}
+		unknown := false
+		for _, pl := range places {
+			unknown = unknown || pl == placeUnknown
+		}
+		if unknown {
+			if n >= tq.Limit {
+				return nil, 0, 0, false, nil
+			}
+			continue
+		}
+		// The candidates whose fused score is known, fused as fuse does;
+		// the vector hits beyond the prefix only bound theirs.
+		byKey := make(map[core.Key]*candidate, len(hits)+len(vec))
+		var cands []*candidate
+		get := func(k core.Key) *candidate {
+			c, ok := byKey[k]
+			if !ok {
+				c = &candidate{key: k, ref: k.String()}
+				byKey[k] = c
+				cands = append(cands, c)
+			}
+			return c
+		}
+		for i, sc := range hits {
+			c := get(sc.Key)
+			c.ftsRank, c.ftsScore = i+1, sc.Score
+			c.fused += 1 / float64(core.RRFK+i+1)
+		}
+		// below bounds the fused score of every candidate not in cands.
+		below := math.Inf(-1)
+		deeper := 1 / float64(core.RRFK+len(hits)+1) // a full-text rank after the prefix
+		if !whole {
+			below = deeper
+		}
+		var outside []*candidate // vector hits not in the full-text list
+		for i, sc := range vec {
+			if places[i] == placeBeyond {
+				below = max(below, deeper+w/float64(core.RRFK+i+1))
+				continue
+			}
+			c := get(sc.Key)
+			c.vecRank, c.vecScore = i+1, sc.Score
+			c.fused += w / float64(core.RRFK+i+1)
+			if places[i] == placeOutside {
+				outside = append(outside, c)
+			}
+		}
+		sort.SliceStable(cands, func(i, j int) bool {
+			a, b := cands[i], cands[j]
+			if a.fused != b.fused {
+				return a.fused > b.fused
+			}
+			if ba, bb := bestRank(a), bestRank(b); ba != bb {
+				return ba < bb
+			}
+			return a.ref < b.ref
+		})
+		cands, floored = s.floor(cands)
+		kept, err = s.resolve(ctx, cands, req, need)
+		if err != nil {
+			return nil, 0, 0, false, err
+		}
+		decided := len(kept) == need && kept[need-1].fused > below
+		if !decided && !math.IsInf(below, -1) {
+			if n >= tq.Limit {
+				return nil, 0, 0, false, nil
+			}
+			continue
+		}
+		// The total: the list (every entry live: the index holds live
+		// resources only, read with the store) and the live vector hits
+		// outside it, above the floor.
+		total = listLen
+		inKept := make(map[*candidate]bool, len(kept))
+		for _, c := range kept {
+			inKept[c] = true
+		}
+		var ask []core.Key
+		counted := map[*candidate]bool{}
+		for _, c := range outside {
+			if counted[c] || (s.cfg.VectorFloor > 0 && c.vecScore < s.cfg.VectorFloor) {
+				continue
+			}
+			counted[c] = true
+			if inKept[c] {
+				total++
+			} else {
+				ask = append(ask, c.key)
+			}
+		}
+		if len(ask) > 0 {
+			stored, err := s.store.GetMany(ctx, ask)
+			if err != nil {
+				return nil, 0, 0, false, core.Unavailablef(err, "store unavailable")
+			}
+			for _, sr := range stored {
+				if !sr.Resource.Withdrawn {
+					total++
+				}
+			}
+		}
+		if matched > core.MaxMatchSet {
+			resp.Notes = append(resp.Notes, overMatchSet)
+		}
+		return kept, floored, total, true, nil
+	}
+}
