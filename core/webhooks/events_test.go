@@ -24,6 +24,7 @@ type memStore struct {
 	histLim  []int                             // History limits asked for
 	queue    []core.Delivery
 	finished []core.DeliveryAttempt
+	fanned   map[string][]core.Delivery // by event id; nil: FanOut unused
 }
 
 var _ ports.WebhookStore = (*memStore)(nil)
@@ -45,8 +46,15 @@ func (m *memStore) PutDestination(context.Context, core.Destination) error {
 func (m *memStore) DeleteDestination(context.Context, string) error { return errors.New("unused") }
 func (m *memStore) RecordEvent(context.Context, core.Event) error   { return errors.New("unused") }
 func (m *memStore) Outbox(context.Context) ([]core.Event, error)    { return slices.Clone(m.outbox), nil }
-func (m *memStore) FanOut(context.Context, string, []core.Delivery) error {
-	return errors.New("unused")
+func (m *memStore) FanOut(_ context.Context, id string, ds []core.Delivery) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fanned == nil {
+		return errors.New("unused")
+	}
+	m.fanned[id] = ds
+	m.outbox = slices.DeleteFunc(m.outbox, func(ev core.Event) bool { return ev.ID == id })
+	return nil
 }
 func (m *memStore) Queue(context.Context) ([]core.Delivery, error) { return slices.Clone(m.queue), nil }
 func (m *memStore) Pending(_ context.Context, id string) (int, error) {
@@ -225,4 +233,55 @@ type fixedSender struct{ res core.SendResult }
 func (f fixedSender) Check(context.Context, string) error { return nil }
 func (f fixedSender) Send(context.Context, core.Destination, core.Event) core.SendResult {
 	return f.res
+}
+
+// An event reaches the destinations that existed when it occurred; a
+// dispatcher woken by its timer leaves young events to the replica that
+// recorded them, one woken by its own work fans out everything.
+func TestFanOutWhoAndWhen(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	old, young := evAt(core.EventCatalogChanged, "evt_1"), evAt(core.EventCatalogChanged, "evt_2")
+	old.OccurredAt, young.OccurredAt = ago(time.Minute), ago(time.Second)
+	m := &memStore{
+		dests: []core.Destination{
+			{ID: "before", Enabled: true, CreatedAt: ago(time.Hour)},
+			{ID: "between", Enabled: true, CreatedAt: ago(30 * time.Second)},
+			{ID: "after", Enabled: true, CreatedAt: ago(0)},
+		},
+		outbox: []core.Event{old, young},
+		fanned: map[string][]core.Delivery{},
+		reads:  map[string]int{},
+	}
+	s := newTestService(t, Config{StaticURLs: []string{"https://static.example"}, StaticSecret: core.NewSecret()})
+	s.store, s.now = m, func() time.Time { return now }
+	dests := func(id string) []string {
+		out := []string{}
+		for _, d := range m.fanned[id] {
+			out = append(out, d.DestinationID)
+		}
+		return out
+	}
+
+	if err := s.fanOut(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dests("evt_1"), []string{"before", s.static[0].ID}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("the old event went to %v; want %v (destinations created after it get nothing)", got, want)
+	}
+	if _, done := m.fanned["evt_2"]; done || len(m.outbox) != 1 {
+		t.Fatalf("a timer's fan-out took an event %s old; Adopt is %s", time.Second, s.cfg.Adopt)
+	}
+	// The outbox counts as pending where fanOut will send it.
+	for id, want := range map[string]int{"between": 1, "after": 0} {
+		if l, err := s.Deliveries(context.Background(), id, 0); err != nil || l.Pending != want {
+			t.Fatalf("%s: %d pending (%v); want %d", id, l.Pending, err, want)
+		}
+	}
+	if err := s.fanOut(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dests("evt_2"), []string{"before", "between", s.static[0].ID}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("the young event went to %v; want %v", got, want)
+	}
 }

@@ -70,6 +70,12 @@ type Config struct {
 	// not told about: events recorded, deliveries retried or leases given
 	// back by other replicas. Its own work wakes it at once. Default 1 s.
 	Poll time.Duration
+	// Adopt is how old an event waiting in the outbox must be before a
+	// replica that was not told of it fans it out. The replica that
+	// records an event fans it out when it publishes it (after the
+	// ingest's write, as the ingest answers); the others take it over only
+	// when that replica is gone. Default 10 s.
+	Adopt time.Duration
 }
 
 // claimBatch bounds the deliveries one claim takes.
@@ -96,6 +102,9 @@ func (c *Config) defaults() {
 	}
 	if c.Poll <= 0 {
 		c.Poll = time.Second
+	}
+	if c.Adopt <= 0 {
+		c.Adopt = 10 * time.Second
 	}
 	if c.Owner == "" {
 		host, _ := os.Hostname()
@@ -211,11 +220,11 @@ func (s *Service) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	failing := false // log a failing store once per outage, not every poll
+	woken := true    // the start fans out every event, as a wake does
 	for ctx.Err() == nil {
 		// Reading an empty outbox is one cheap prefix scan; skipping it
-		// unless Publish flagged an event measured slower (docs/PERFORMANCE.md),
-		// and another replica's events arrive only this way.
-		err := s.fanOut(ctx)
+		// unless Publish flagged an event measured slower (docs/PERFORMANCE.md).
+		err := s.fanOut(ctx, woken)
 		next, cerr := s.claim(ctx, &wg)
 		if err = cmp.Or(err, cerr); err != nil && ctx.Err() == nil {
 			if !failing {
@@ -234,16 +243,22 @@ func (s *Service) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 		case <-s.wake:
+			woken = true
 		case <-t.C:
+			woken = false
 		}
 		t.Stop()
 	}
 }
 
-// fanOut turns every outbox event into deliveries for the destinations
-// that want it at this moment. Replicas racing on one event are safe: the
-// store queues the deliveries of the first FanOut only.
-func (s *Service) fanOut(ctx context.Context) error {
+// fanOut turns outbox events into deliveries for the destinations that
+// want them at this moment and existed when they occurred (a destination
+// added since gets what happens from then on). When a timer, not this
+// replica's own work, woke the dispatcher (all is false), it leaves the
+// events younger than Adopt to the replica that recorded them. Replicas
+// racing on one event are safe: the store queues the deliveries of the
+// first FanOut only.
+func (s *Service) fanOut(ctx context.Context, all bool) error {
 	evs, err := s.store.Outbox(ctx)
 	if err != nil || len(evs) == 0 {
 		return err
@@ -254,9 +269,12 @@ func (s *Service) fanOut(ctx context.Context) error {
 	}
 	now := s.now()
 	for _, ev := range evs {
+		if !all && now.Sub(ev.OccurredAt) < s.cfg.Adopt {
+			continue
+		}
 		var ds []core.Delivery
 		for _, d := range dests {
-			if d.Wants(ev.Type) {
+			if d.Wants(ev.Type) && !d.CreatedAt.After(ev.OccurredAt) {
 				ds = append(ds, core.Delivery{Event: ev, DestinationID: d.ID, QueuedAt: now, NextAttempt: now})
 			}
 		}
