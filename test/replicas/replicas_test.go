@@ -21,6 +21,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -67,7 +68,7 @@ type replica struct {
 }
 
 type cluster struct {
-	t    *testing.T
+	t    testing.TB
 	pg   *pgtest.Cluster
 	db   string
 	up   *boverkettest.Server
@@ -76,7 +77,7 @@ type cluster struct {
 
 // newCluster starts three replicas on a new database; prepare, when
 // given, runs on the database before they start.
-func newCluster(t *testing.T, env map[string]string, prepare func(db string)) *cluster {
+func newCluster(t testing.TB, env map[string]string, prepare func(db string)) *cluster {
 	t.Helper()
 	pg := pgtest.Start(t)
 	c := &cluster{t: t, pg: pg, db: pg.NewDB(t), up: publisher(t)}
@@ -144,7 +145,7 @@ var (
 )
 
 // publisher is a stand-in of the publisher serving the real exports.
-func publisher(t *testing.T) *boverkettest.Server {
+func publisher(t testing.TB) *boverkettest.Server {
 	t.Helper()
 	exportsOnce.Do(func() {
 		sv0206 = boverkettest.LoadExport(t, boverkettest.Export0206SV)
@@ -167,14 +168,14 @@ type answer struct {
 	body   []byte
 }
 
-func (a answer) decode(t *testing.T, v any) {
+func (a answer) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(a.body, v); err != nil {
 		t.Fatalf("decoding %d %.300s: %v", a.status, a.body, err)
 	}
 }
 
-func do(t *testing.T, method, u string, body io.Reader, header map[string]string) answer {
+func do(t testing.TB, method, u string, body io.Reader, header map[string]string) answer {
 	t.Helper()
 	req, err := http.NewRequest(method, u, body)
 	if err != nil {
@@ -193,12 +194,12 @@ func do(t *testing.T, method, u string, body io.Reader, header map[string]string
 	return answer{status: res.StatusCode, body: b}
 }
 
-func (r *replica) get(t *testing.T, path string) answer {
+func (r *replica) get(t testing.TB, path string) answer {
 	t.Helper()
 	return do(t, http.MethodGet, r.p.URL+path, nil, nil)
 }
 
-func (r *replica) postJSON(t *testing.T, path string, v any) answer {
+func (r *replica) postJSON(t testing.TB, path string, v any) answer {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -207,7 +208,7 @@ func (r *replica) postJSON(t *testing.T, path string, v any) answer {
 	return do(t, http.MethodPost, r.p.URL+path, bytes.NewReader(b), map[string]string{"Content-Type": "application/json"})
 }
 
-func (r *replica) postForm(t *testing.T, path, filename string, data []byte, fields map[string]string) answer {
+func (r *replica) postForm(t testing.TB, path, filename string, data []byte, fields map[string]string) answer {
 	t.Helper()
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)
@@ -226,7 +227,7 @@ func (r *replica) postForm(t *testing.T, path, filename string, data []byte, fie
 }
 
 // hits is the refs the replica's search answers for q, in order.
-func (r *replica) hits(t *testing.T, q string) []string {
+func (r *replica) hits(t testing.TB, q string) []string {
 	t.Helper()
 	a := r.get(t, "/api/search?limit=50&q="+url.QueryEscape(q))
 	if a.status != http.StatusOK {
@@ -242,7 +243,7 @@ func (r *replica) hits(t *testing.T, q string) []string {
 }
 
 // eventually polls cond until it holds, and returns how long that took.
-func eventually(t *testing.T, what string, cond func() bool) time.Duration {
+func eventually(t testing.TB, what string, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for !cond() {
@@ -268,7 +269,7 @@ type receiver struct {
 	hanging chan string    // receives the id of each request that waits
 }
 
-func newReceiver(t *testing.T) *receiver {
+func newReceiver(t testing.TB) *receiver {
 	rc := &receiver{got: map[string]int{}, tries: map[string]int{}, ports: map[string]int{}, hanging: make(chan string, 16)}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		io.Copy(io.Discard, req.Body)
@@ -333,7 +334,7 @@ func (rc *receiver) delivered() map[string]int {
 
 // eventIDs lists the ids of the events of type typ the replica's admin API
 // knows (every replica knows every event: they share the store).
-func (r *replica) eventIDs(t *testing.T, typ string) []string {
+func (r *replica) eventIDs(t testing.TB, typ string) []string {
 	t.Helper()
 	a := r.get(t, "/admin/events?limit=100")
 	if a.status != http.StatusOK {
@@ -414,6 +415,53 @@ func TestThreeReplicasOnOnePostgres(t *testing.T) {
 			t.Fatalf("event %s delivered %d times, want once", id, n)
 		}
 	}
+
+	// The backup of the embedded store does not apply; the answer says what does.
+	if r := a.get(t, "/admin/backup"); r.status != http.StatusNotImplemented || !strings.Contains(string(r.body), "pg_dump") {
+		t.Fatalf("backup on PostgreSQL: %d %.300s", r.status, r.body)
+	}
+	backup := filepath.Join(t.TempDir(), "badger.backup")
+	if err := os.WriteFile(backup, []byte("climatesearch-backup 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := runCLI(t, map[string]string{"SERVICE_STORE": c.db, "SERVICE_DATA_DIR": t.TempDir()}, "restore", backup)
+	if code != 1 || !strings.Contains(out, "pg_restore") {
+		t.Fatalf("restore on PostgreSQL: exit %d %s", code, out)
+	}
+	// A command writing to the shared store directly (no server of its
+	// own) is followed by every replica like a replica's write.
+	csv := "id,name,unit,a1a3\nCLI-1,Kommandoskiva,kg,2.5\n"
+	file := filepath.Join(t.TempDir(), "cli.csv")
+	if err := os.WriteFile(file, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out = runCLI(t, map[string]string{"SERVICE_STORE": c.db, "SERVICE_DATA_DIR": t.TempDir()}, "ingest", file, "--catalog", "national", "--version", "cli")
+	if code != 0 {
+		t.Fatalf("ingest from the command line: exit %d %s", code, out)
+	}
+	for _, r := range c.reps {
+		eventually(t, "the command's write on "+r.name, func() bool {
+			h := r.hits(t, "kommandoskiva")
+			return len(h) > 0 && h[0] == "national:CLI-1"
+		})
+	}
+}
+
+// runCLI runs the binary as a command with env (and no other SERVICE_
+// variable) and returns its exit code and its output.
+func runCLI(t testing.TB, env map[string]string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SERVICE_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, _ := cmd.CombinedOutput()
+	return cmd.ProcessState.ExitCode(), string(out)
 }
 
 // --- Processes ----------------------------------------------------------
@@ -421,7 +469,7 @@ func TestThreeReplicasOnOnePostgres(t *testing.T) {
 // owner finds the replica whose process holds the TCP connection with
 // local port port (the client side of a delivery the receiver sees):
 // /proc/net/tcp names the socket's inode, /proc/<pid>/fd the process.
-func owner(t *testing.T, reps []*replica, port int) *replica {
+func owner(t testing.TB, reps []*replica, port int) *replica {
 	t.Helper()
 	inodes := map[string]bool{}
 	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {

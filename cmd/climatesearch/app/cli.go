@@ -85,6 +85,9 @@ func (l *Local) Close(ctx context.Context) error { return l.app.Stop(ctx) }
 // Restore loads a backup (GET /admin/backup) into cfg's data directory,
 // which must be empty or absent.
 func Restore(cfg config.Config, r io.Reader, log *zap.Logger) error {
+	if cfg.SharedStore() {
+		return errors.New("SERVICE_STORE is PostgreSQL: a backup of the embedded store does not apply; restore PostgreSQL with its own tools (pg_restore or psql)")
+	}
 	entries, err := os.ReadDir(cfg.DataDir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("data directory %s: %w", cfg.DataDir, err)
