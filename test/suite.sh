@@ -90,6 +90,10 @@ echo "== go vet"
 go vet ./...
 echo "== go test"
 go test -race -count=1 -timeout 20m ./... "$@"
+# The end-to-end suite once more on PostgreSQL (SERVICE_STORE), the store
+# several replicas share: the same tests, a fresh database per test.
+echo "== go test ./test/e2e/ on PostgreSQL"
+CLIMATESEARCH_E2E_STORE=postgres go test -race -count=1 -timeout 20m ./test/e2e/ "$@"
 # The hosted build's own code (compiled only with -tags hosted): the guard's
 # unit tests; test/hosted above already runs the -tags hosted binary.
 echo "== go vet, go test (-tags hosted)"
