@@ -64,6 +64,9 @@ type Index struct {
 	// failed is set by a commit that failed half-way: such an index is
 	// never persisted (the next start rebuilds it).
 	failed error
+
+	// ids keeps the segments' stored ids by document number (RankedPrefix).
+	ids keyCache
 }
 
 // New opens an empty in-memory index.

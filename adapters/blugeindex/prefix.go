@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/blugelabs/bluge"
 	blugesearch "github.com/blugelabs/bluge/search"
@@ -71,40 +72,32 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 		placeIn(hits, keys, places)
 		return hits, true, places, nil
 	}
-	// The best by BM25 down to the lowest score kept (sMin): a prefix of
-	// the order the list is cut from (score, then key), shorter than the
-	// depth, so all of it is among the list's candidates.
-	cands, err := topK(ctx, reader, p, lex, m)
+	snap, err := snapshotOf(ctx, reader)
 	if err != nil {
 		return nil, false, nil, err
 	}
-	if len(cands) == 0 {
-		return nil, true, places, nil
+	ids, ok, err := x.ids.of(snap)
+	if err != nil {
+		return nil, false, nil, err
 	}
-	sMin := cands[len(cands)-1].Score
-	all := len(cands) < m
-	if !all {
-		matched, err := countMatches(ctx, reader, p)
+	if !ok { // not bluge's own snapshot: the whole list
+		hits, err = topK(ctx, reader, p, lex, depth)
 		if err != nil {
 			return nil, false, nil, err
 		}
-		all = matched == len(cands)
-	}
-	rerank(cands, tq, lex)
-	if all {
-		// Every match: the list is these, rescored and cut.
-		hits = cands[:min(len(cands), limit)]
+		rerank(hits, tq, lex)
+		hits = hits[:min(len(hits), limit)]
 		placeIn(hits, keys, places)
 		return hits, true, places, nil
 	}
-	// A document not among them scores at most sMin by BM25, so at most
-	// 2*sMin rescored: the entries above that are the list's first.
-	k := 0
-	for k < len(cands) && k < limit && cands[k].Score > 2*sMin {
-		k++
+	hits, whole, err = rescoredTop(ctx, snap, ids, p, tq, lex, min(n, limit), depth)
+	if err != nil {
+		return nil, false, nil, err
 	}
-	hits = cands[:k]
 	placeIn(hits, keys, places)
+	if whole {
+		return hits, true, places, nil
+	}
 	var rest []int
 	for i, pl := range places {
 		if pl == PlaceOutside {
@@ -118,6 +111,127 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 		return nil, false, nil, err
 	}
 	return hits, false, places, nil
+}
+
+// rescoredTop returns the first entries of the list search returns with
+// depth (rescored by name coverage, then cut to its limit): at most n of
+// them, whole when they are all its matches.
+//
+// It walks the postings as topK does, but keeps the n best rescored
+// scores: rescoring at most doubles a BM25 score, so a document whose
+// BM25 bounds add up to less than half the n-th best rescored score cannot
+// enter. The documents it scores at or above half the final threshold
+// hold every document that outscores, by BM25, any of the n best rescored;
+// so it tells which of those are among the list's candidates (the depth
+// best by BM25 with the ties at the cut, see fullCandidates), which is
+// where the list takes them from.
+func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *plan, tq *textQuery, lex *lexicon, n, depth int) (hits []core.Scored, whole bool, err error) {
+	if len(p.clauses) == 0 || n <= 0 {
+		return nil, len(p.clauses) == 0, nil
+	}
+	top := newTopScores(n)
+	var cands, bm25 []scoredDoc
+	keepFrom, keepBM25 := 0, 0
+	keyOf := func(doc uint64) (core.Key, error) {
+		key, ok := parseKey(ids.id(doc))
+		if !ok {
+			return core.Key{}, fmt.Errorf("blugeindex: hit without a valid key (doc %d)", doc)
+		}
+		return key, nil
+	}
+	var bad error
+	err = walk(ctx, snap, p, lex, top, walkOpts{
+		floor: math.Inf(-1),
+		scale: 1 + coverageBoost,
+		rescore: func(doc uint64, score float64) float64 {
+			key, err := keyOf(doc)
+			if err != nil {
+				bad = err
+			}
+			return score * (1 + coverageBoost*coverage(lex.docs[key], tq))
+		},
+		scored: func(doc uint64, score float64) {
+			bm25 = append(bm25, scoredDoc{doc, score})
+			if len(bm25) >= 2*max(keepBM25, 4*n) {
+				bm25 = keepAbove(bm25, top.threshold()/(1+coverageBoost))
+				keepBM25 = len(bm25)
+			}
+		},
+		found: func(doc uint64, score float64) {
+			cands = append(cands, scoredDoc{doc, score})
+			if len(cands) >= 2*max(keepFrom, 2*n) {
+				cands = keepAbove(cands, top.threshold())
+				keepFrom = len(cands)
+			}
+		},
+	})
+	if err == nil {
+		err = bad
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	t := top.threshold()
+	whole = math.IsInf(t, -1) // fewer than n matches: all of them scored
+	cands = keepAbove(cands, t)
+	type keyed struct {
+		scoredDoc
+		id string
+	}
+	order := func(a, b keyed) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	}
+	best := make([]keyed, len(cands))
+	for i, c := range cands {
+		best[i] = keyed{c, ids.id(c.doc)}
+	}
+	slices.SortFunc(best, order)
+	best = best[:min(len(best), n)]
+	if whole && len(best) <= depth {
+		// Every match, fewer than the depth: all are candidates.
+		hits = make([]core.Scored, len(best))
+		for i, b := range best {
+			if hits[i].Key, err = keyOf(b.doc); err != nil {
+				return nil, false, err
+			}
+			hits[i].Score = b.score
+		}
+		return hits, true, nil
+	}
+	// Where each of them comes in the candidates' order (BM25, then key):
+	// the documents before one of them all score, by BM25, at least its
+	// BM25 score, which is at least half its rescored score, so they are
+	// all in bm25.
+	bm25 = keepAbove(bm25, t/(1+coverageBoost))
+	byBM25 := make([]keyed, len(bm25))
+	for i, c := range bm25 {
+		byBM25[i] = keyed{c, ids.id(c.doc)}
+	}
+	slices.SortFunc(byBM25, order)
+	place := make(map[uint64]int, len(byBM25))
+	for i, c := range byBM25 {
+		place[c.doc] = i
+	}
+	for _, b := range best {
+		i, ok := place[b.doc]
+		if !ok {
+			return nil, false, fmt.Errorf("blugeindex: rescored document %d not among the scored ones", b.doc)
+		}
+		// The candidates: the depth best, and those scoring as the last
+		// of them, at most 2*depth (see ranked).
+		if i >= depth && (i >= 2*depth || byBM25[i].score != byBM25[depth-1].score) {
+			continue
+		}
+		key, err := keyOf(b.doc)
+		if err != nil {
+			return nil, false, err
+		}
+		hits = append(hits, core.Scored{Key: key, Score: b.score})
+	}
+	return hits, false, nil
 }
 
 // placeIn sets the places of the keys found in hits.
@@ -174,7 +288,7 @@ func (x *Index) placeRest(ctx context.Context, reader *bluge.Reader, p *plan, tq
 	// The limit+1 best BM25 scores at or above the lowest half of a
 	// rescored score.
 	top := newTopScores(limit + 1)
-	if err := walk(ctx, snap, p, lex, top, floor, nil); err != nil {
+	if err := walk(ctx, snap, p, lex, top, walkOpts{floor: floor, scale: 1}); err != nil {
 		return err
 	}
 	best := slices.Clone(top.h)

@@ -48,13 +48,13 @@ func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, dept
 	top := newTopScores(fetch)
 	var cands []scoredDoc
 	keepFrom := 0 // cands is filtered by the threshold when it doubles
-	err = walk(ctx, snap, p, lex, top, math.Inf(-1), func(doc uint64, score float64) {
+	err = walk(ctx, snap, p, lex, top, walkOpts{floor: math.Inf(-1), scale: 1, found: func(doc uint64, score float64) {
 		cands = append(cands, scoredDoc{doc, score})
 		if len(cands) >= 2*max(keepFrom, fetch) {
 			cands = keepAbove(cands, top.threshold())
 			keepFrom = len(cands)
 		}
-	})
+	}})
 	if err != nil {
 		return nil, err
 	}
@@ -62,11 +62,28 @@ func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, dept
 	return ranked(snap, cands, depth)
 }
 
+// walkOpts tunes walk.
+type walkOpts struct {
+	// floor is the least settled BM25 score of a document walked.
+	floor float64
+	// scale bounds rescore: a rescored score is at most scale times the
+	// settled BM25 score (1 without rescore).
+	scale float64
+	// rescore, when set, turns a document's settled BM25 score into the
+	// score top keeps and found gets.
+	rescore func(doc uint64, score float64) float64
+	// scored, when set, gets each document's settled BM25 score once it is
+	// known to reach the threshold when scaled (before rescore).
+	scored func(doc uint64, score float64)
+	// found, when set, gets each document's score added to top.
+	found func(doc uint64, score float64)
+}
+
 // walk scores, in document order, the documents of the plan's catalogs
-// that can reach both top's threshold and floor, skipping the others (see
-// topK), adds each settled score at or above both to top and then hands it
-// to found (nil: nobody).
-func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, top *topScores, floor float64, found func(doc uint64, score float64)) error {
+// that can reach both top's threshold (after rescoring) and the floor,
+// skipping the others (see topK), and adds each (re)score at or above the
+// threshold to top, then hands it to found.
+func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, top *topScores, o walkOpts) error {
 	sims := similarities(func() *lexicon { return lex })
 	var cs []*cursor
 	defer func() {
@@ -94,8 +111,8 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 	// reach is the least raw sum that can settle at or above the threshold:
 	// float32 rounding may lift a sum by one part in 2^24, and the float64
 	// sums of bounds may err in their last bits.
-	lower := floor * (1 - 1e-6)
-	reach := max(lower, top.threshold()*(1-1e-6))
+	lower := o.floor * (1 - 1e-6)
+	reach := max(lower, top.threshold()*(1-1e-6)/o.scale)
 	parts := make([]part, 0, len(cs))
 	from := uint64(0) // the documents before it are decided
 	for visited := 0; ; visited++ {
@@ -183,14 +200,22 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 			continue
 		}
 		score := settle(sumInClauseOrder(parts))
-		if score < top.threshold() || score < floor {
+		if score*o.scale < top.threshold() || score < o.floor {
 			continue
 		}
-		if top.add(score) {
-			reach = max(lower, top.threshold()*(1-1e-6))
+		if o.scored != nil {
+			o.scored(doc, score)
 		}
-		if found != nil {
-			found(doc, score)
+		if o.rescore != nil {
+			if score = o.rescore(doc, score); score < top.threshold() {
+				continue
+			}
+		}
+		if top.add(score) {
+			reach = max(lower, top.threshold()*(1-1e-6)/o.scale)
+		}
+		if o.found != nil {
+			o.found(doc, score)
 		}
 	}
 }

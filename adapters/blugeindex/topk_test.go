@@ -150,6 +150,18 @@ func TestPrunedSearchEqualsFullOnTheRealCatalog(t *testing.T) {
 // and withdrawals in between: several segments holding deleted documents,
 // as after a history of ingests.
 func TestPrunedSearchEqualsFullOnASyntheticCatalog(t *testing.T) {
+	x, rs := historyIndex(t)
+	queries := probeQueries(rs, 100)
+	n := samePrunedAndFull(t, x, queries, [][]core.CatalogID{nil, {core.National}, {core.DKBR}})
+	t.Logf("%d answers compared", n)
+}
+
+// historyIndex is an index of 4,000 synthetic resources beside the real
+// catalog and 300 resources in a second catalog, loaded in batches with
+// replacements and withdrawals in between; it returns the national
+// resources too.
+func historyIndex(t *testing.T) (*Index, []core.Resource) {
+	t.Helper()
 	ctx := context.Background()
 	rs := append(synthResources(t, 0, 4000), loadCatalog(t)...)
 	var dk []core.Resource
@@ -187,7 +199,5 @@ func TestPrunedSearchEqualsFullOnASyntheticCatalog(t *testing.T) {
 			}
 		}
 	}
-	queries := probeQueries(rs, 100)
-	n := samePrunedAndFull(t, x, queries, [][]core.CatalogID{nil, {core.National}, {core.DKBR}})
-	t.Logf("%d answers compared", n)
+	return x, rs
 }

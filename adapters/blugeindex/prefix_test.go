@@ -1,0 +1,85 @@
+package blugeindex
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/climatesearch/climatesearch/core"
+)
+
+// samePrefix asks RankedPrefix for the first n entries of Search's list at
+// several depths and checks them against the list itself: the entries are
+// its first ones exactly (keys, scores, order), all of it when whole; the
+// places of keys taken from the list (first, middle, last, just after the
+// prefix), of resources that do not match and of unknown keys are right.
+// It returns how many answers it compared.
+func samePrefix(t *testing.T, x *Index, queries []string, catalogs [][]core.CatalogID, probe []core.Key) int {
+	t.Helper()
+	ctx := context.Background()
+	n := 0
+	for _, text := range queries {
+		for _, lang := range []core.Lang{core.Swedish, core.English} {
+			for _, cats := range catalogs {
+				for _, limit := range []int{20, 100, 1000, core.MaxMatchSet} {
+					q := core.TextQuery{Text: text, Lang: lang, Catalogs: cats, Limit: limit}
+					list, err := x.Search(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, want := range []int{1, 20, 45, 200} {
+						keys := append([]core.Key{{Catalog: core.National, ID: "none"}}, probe...)
+						for _, i := range []int{0, len(list) / 2, len(list) - 1, want, want + 1, 3 * want} {
+							if i >= 0 && i < len(list) {
+								keys = append(keys, list[i].Key)
+							}
+						}
+						hits, whole, places, err := x.RankedPrefix(ctx, q, want, keys)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if len(hits) > len(list) || !slices.Equal(hits, list[:len(hits)]) {
+							t.Fatalf("%q %s %v limit %d n %d: the prefix is not the list's start: %s", text, lang, cats, limit, want, firstDifference(hits, list))
+						}
+						if whole && len(hits) != len(list) {
+							t.Fatalf("%q %s %v limit %d n %d: whole with %d of %d", text, lang, cats, limit, want, len(hits), len(list))
+						}
+						for i, k := range keys {
+							at := slices.IndexFunc(list, func(s core.Scored) bool { return s.Key == k })
+							switch pl := places[i]; {
+							case pl > 0 && (pl > len(hits) || at != pl-1),
+								pl == PlaceOutside && at >= 0,
+								pl == PlaceBeyond && at < len(hits),
+								pl < PlaceUnknown:
+								t.Fatalf("%q %s %v limit %d n %d: %s placed %d, at %d in the list, prefix %d", text, lang, cats, limit, want, k, pl, at, len(hits))
+							}
+						}
+						n++
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+// TestRankedPrefixIsTheListsStart on the real catalog (the dev golden set
+// and probes of every resource) and on the synthetic catalog with a
+// history of changes (large groups of equal scores, deleted documents,
+// two catalogs).
+func TestRankedPrefixIsTheListsStart(t *testing.T) {
+	rs := loadCatalog(t)
+	x := newIndex(t, rs)
+	queries := probeQueries(rs, 3)
+	for _, g := range loadGolden(t) {
+		queries = append(queries, g.Q)
+	}
+	probe := []core.Key{rs[0].Key(), rs[100].Key()}
+	n := samePrefix(t, x, queries, [][]core.CatalogID{nil}, probe)
+	t.Logf("real catalog: %d answers compared", n)
+
+	hx, hrs := historyIndex(t)
+	probe = []core.Key{hrs[0].Key(), hrs[1].Key(), hrs[4].Key(), hrs[2000].Key()}
+	n = samePrefix(t, hx, probeQueries(hrs, 400), [][]core.CatalogID{nil, {core.National}, {core.DKBR}}, probe)
+	t.Logf("synthetic catalog: %d answers compared", n)
+}
