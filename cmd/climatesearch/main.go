@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"go.uber.org/dig"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
@@ -58,7 +60,10 @@ func main() {
 	defer cancel()
 	if err := a.Start(startCtx); err != nil {
 		_ = log.Sync() // the lines before it first
-		fmt.Fprintln(os.Stderr, "climatesearch: "+err.Error())
+		// One line naming what failed (opening the store, listening), not
+		// fx's chain of the constructors that needed it.
+		msg := strings.Join(strings.Fields(dig.RootCause(err).Error()), " ")
+		fmt.Fprintln(os.Stderr, "climatesearch: "+msg)
 		os.Exit(1)
 	}
 	s := <-sig

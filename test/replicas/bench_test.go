@@ -158,9 +158,31 @@ func wrk(b *testing.B, url string, conns int, d string) (float64, float64) {
 	return rps, lat
 }
 
-// BenchmarkThroughput: the same 12 connections on one replica, then spread
-// over three (a load balancer's share); both stores' single replica too.
-// Each sub-benchmark runs wrk once for 10 s per iteration.
+// load runs one wrk (one thread, 4 connections, 10 s) per URL at once, the
+// same client whatever the replicas, and returns the total requests per
+// second and the worst of their median latencies in ms.
+func load(b *testing.B, urls []string) (float64, float64) {
+	var mu sync.Mutex
+	var total, worst float64
+	var wg sync.WaitGroup
+	for _, u := range urls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rps, lat := wrk(b, u, 4, "10s")
+			mu.Lock()
+			total += rps
+			worst = max(worst, lat)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return total, worst
+}
+
+// BenchmarkThroughput: three wrk clients on one replica (badger, then
+// PostgreSQL), then one on each of three replicas (a load balancer's
+// share). Each iteration runs them for 10 s.
 func BenchmarkThroughput(b *testing.B) {
 	c := newCluster(b, map[string]string{"SERVICE_LOG_LEVEL": "warn"}, nil)
 	if r := c.reps[0].postJSON(b, "/admin/ingest/run?catalog=national", nil); r.status != http.StatusOK {
@@ -174,40 +196,21 @@ func BenchmarkThroughput(b *testing.B) {
 		b.Fatalf("%d %.300s", r.status, r.body)
 	}
 	for _, path := range []string{"/api/search?q=sp%C3%A5nskiva", "/api/resources/national:6000000000"} {
-		b.Run("badger-one"+path, func(b *testing.B) {
-			for range b.N {
-				rps, lat := wrk(b, solo.p.URL+path, 12, "10s")
-				b.ReportMetric(rps, "req/s")
-				b.ReportMetric(lat, "ms-p50")
-			}
-		})
-		b.Run("postgres-one"+path, func(b *testing.B) {
-			for range b.N {
-				rps, lat := wrk(b, c.reps[0].p.URL+path, 12, "10s")
-				b.ReportMetric(rps, "req/s")
-				b.ReportMetric(lat, "ms-p50")
-			}
-		})
-		b.Run("postgres-three"+path, func(b *testing.B) {
-			for range b.N {
-				var mu sync.Mutex
-				var total, worst float64
-				var wg sync.WaitGroup
-				for _, r := range c.reps {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						rps, lat := wrk(b, r.p.URL+path, 4, "10s")
-						mu.Lock()
-						total += rps
-						worst = max(worst, lat)
-						mu.Unlock()
-					}()
+		for _, v := range []struct {
+			name string
+			urls []string
+		}{
+			{"badger-one", []string{solo.p.URL + path, solo.p.URL + path, solo.p.URL + path}},
+			{"postgres-one", []string{c.reps[0].p.URL + path, c.reps[0].p.URL + path, c.reps[0].p.URL + path}},
+			{"postgres-three", []string{c.reps[0].p.URL + path, c.reps[1].p.URL + path, c.reps[2].p.URL + path}},
+		} {
+			b.Run(v.name+path, func(b *testing.B) {
+				for range b.N {
+					rps, lat := load(b, v.urls)
+					b.ReportMetric(rps, "req/s")
+					b.ReportMetric(lat, "ms-p50")
 				}
-				wg.Wait()
-				b.ReportMetric(total, "req/s")
-				b.ReportMetric(worst, "ms-p50-worst-replica")
-			}
-		})
+			})
+		}
 	}
 }

@@ -633,3 +633,24 @@ func TestOneReplicaRunsTheScheduledIngest(t *testing.T) {
 		t.Fatalf("a run on B once A's has ended: %d %.300s", r.status, r.body)
 	}
 }
+
+// TestStoreURLPasswordStaysSecret: a replica that cannot open its
+// PostgreSQL store exits with one clear error, and neither it nor any log
+// line shows the URL's password.
+func TestStoreURLPasswordStaysSecret(t *testing.T) {
+	pg := pgtest.Start(t)
+	for name, u := range map[string]string{
+		"no database": fmt.Sprintf("postgres://postgres:Hunter2SecretPw@127.0.0.1:%d/no_such_db", pg.Port()),
+		"no server":   "postgres://postgres:Hunter2SecretPw@127.0.0.1:1/x?connect_timeout=2",
+	} {
+		code, out := runCLI(t, map[string]string{"SERVICE_STORE": u, "SERVICE_DATA_DIR": t.TempDir(), "SERVICE_ADDR": testbin.FreeAddr(t), "SERVICE_LOG_LEVEL": "debug"})
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		last := lines[len(lines)-1]
+		if code != 1 || !strings.HasPrefix(last, "climatesearch: opening the PostgreSQL store (SERVICE_STORE): ") {
+			t.Errorf("%s: exit %d, last line %q", name, code, last)
+		}
+		if strings.Contains(out, "Hunter2SecretPw") {
+			t.Errorf("%s: the password is in the output: %s", name, out)
+		}
+	}
+}
