@@ -54,3 +54,13 @@ func (s *Store) GetKV(ctx context.Context, key string) (value []byte, ok bool, e
 	})
 	return value, ok, err
 }
+
+// DeleteKV removes kv/<key>; an absent key is no error.
+func (s *Store) DeleteKV(ctx context.Context, key string) error {
+	if err := s.enterWrite(ctx); err != nil {
+		return err
+	}
+	defer s.leaveWrite()
+	err := s.db.Update(func(txn *badger.Txn) error { return txn.Delete([]byte(kvPrefix + key)) })
+	return s.writeErr("kv delete "+key, err)
+}

@@ -1,6 +1,8 @@
 package console
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -8,24 +10,55 @@ import (
 )
 
 func TestSessionsExpire(t *testing.T) {
+	ctx := context.Background()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	s := newSessions(func() time.Time { return now })
-	id, exp := s.create()
-	if !s.valid(id) || !exp.Equal(now.Add(sessionTTL)) || s.valid("") || s.valid("other") {
+	s := newSessions(nil, func() time.Time { return now })
+	valid := func(id string) bool {
+		t.Helper()
+		ok, err := s.valid(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	id, exp, err := s.create(ctx)
+	if err != nil || !valid(id) || !exp.Equal(now.Add(sessionTTL)) || valid("") || valid("other") || valid(randomID()) {
 		t.Fatal("a fresh session is not valid alone")
 	}
 	now = now.Add(sessionTTL - time.Second)
-	if !s.valid(id) {
+	if !valid(id) {
 		t.Fatal("expired early")
 	}
 	now = now.Add(time.Second)
-	if s.valid(id) {
+	if valid(id) {
 		t.Fatal("valid after its expiry")
 	}
-	id, _ = s.create()
-	s.end(id)
-	if s.valid(id) {
-		t.Fatal("valid after sign-out")
+	id, _, _ = s.create(ctx)
+	if err := s.end(ctx, id); err != nil || valid(id) {
+		t.Fatal("valid after sign-out", err)
+	}
+}
+
+// The store keeps the hash of a session id, never the id: a leaked row
+// signs nobody in.
+func TestSessionsKeepNoIDInTheStore(t *testing.T) {
+	ctx := context.Background()
+	kv := &memKV{now: time.Now, m: map[string]memValue{}}
+	s := newSessions(kv, time.Now)
+	id, _, err := s.create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kv.m) != 1 {
+		t.Fatalf("%d values stored", len(kv.m))
+	}
+	for k, v := range kv.m {
+		if strings.Contains(k, id) || strings.Contains(string(v.v), id) || !strings.HasPrefix(k, sessionPrefix) {
+			t.Fatalf("stored %q = %q for session %s", k, v.v, id)
+		}
+		if ok, _ := s.valid(ctx, strings.TrimPrefix(k, sessionPrefix)); ok {
+			t.Fatal("the stored key is itself a session id")
+		}
 	}
 }
 

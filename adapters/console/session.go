@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -11,25 +12,37 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
 )
 
 // Sessions of signed-in operators. The cookie holds a random session id,
-// never the admin token; sessions live in memory, so a restart signs
-// everyone out (the token is all it takes to sign in again).
+// never the admin token. Sessions are kept in the store (ports.KV), under
+// the SHA-256 of the id, so a leaked store row signs nobody in: every
+// replica over a shared store honours a session created on any other, a
+// sign-out on one ends it on all at once (nothing is cached), and a restart
+// keeps them. Each console request that asks reads the store once.
 const (
 	sessionCookie = "cs_session"
 	sessionTTL    = 8 * time.Hour
-	maxSessions   = 1000
+	sessionPrefix = "session/"
+	// maxSessions bounds the sessions kept in memory when no store is given.
+	maxSessions = 1000
 )
 
 type sessions struct {
+	kv  ports.KV
 	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]time.Time // session id -> expiry
 }
 
-func newSessions(now func() time.Time) *sessions {
-	return &sessions{now: now, m: map[string]time.Time{}}
+// newSessions keeps sessions in kv; in memory when kv is nil (tests).
+func newSessions(kv ports.KV, now func() time.Time) *sessions {
+	if kv == nil {
+		kv = &memKV{now: now, m: map[string]memValue{}}
+	}
+	return &sessions{kv: kv, now: now}
 }
 
 func randomID() string {
@@ -38,64 +51,162 @@ func randomID() string {
 	return hex.EncodeToString(b)
 }
 
-func (s *sessions) create() (string, time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	for id, exp := range s.m {
-		if !now.Before(exp) {
-			delete(s.m, id)
-		}
-	}
-	if len(s.m) >= maxSessions { // drop the one closest to expiry
-		var oldest string
-		for id, exp := range s.m {
-			if oldest == "" || exp.Before(s.m[oldest]) {
-				oldest = id
-			}
-		}
-		delete(s.m, oldest)
-	}
-	id := randomID()
-	exp := now.Add(sessionTTL)
-	s.m[id] = exp
-	return id, exp
+// sessionKey is where the session is kept: the hash of its id.
+func sessionKey(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return sessionPrefix + hex.EncodeToString(sum[:])
 }
 
-func (s *sessions) valid(id string) bool {
-	if id == "" {
+// wellFormed tells whether id can be a session id (64 hex digits), so a
+// made-up cookie costs no store read.
+func wellFormed(id string) bool {
+	if len(id) != 64 {
 		return false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	exp, ok := s.m[id]
-	if ok && !s.now().Before(exp) {
-		delete(s.m, id)
-		return false
+	_, err := hex.DecodeString(id)
+	return err == nil
+}
+
+// create starts a session; the store keeps its expiry as the value (read by
+// the console's clock) and forgets it after sessionTTL.
+func (s *sessions) create(ctx context.Context) (string, time.Time, error) {
+	id := randomID()
+	exp := s.now().Add(sessionTTL)
+	err := s.kv.PutTTL(ctx, sessionKey(id), []byte(exp.UTC().Format(time.RFC3339Nano)), sessionTTL)
+	return id, exp, err
+}
+
+func (s *sessions) valid(ctx context.Context, id string) (bool, error) {
+	if !wellFormed(id) {
+		return false, nil
 	}
+	v, ok, err := s.kv.GetKV(ctx, sessionKey(id))
+	if err != nil || !ok {
+		return false, err
+	}
+	exp, err := time.Parse(time.RFC3339Nano, string(v))
+	return err == nil && s.now().Before(exp), nil
+}
+
+func (s *sessions) end(ctx context.Context, id string) error {
+	if !wellFormed(id) {
+		return nil
+	}
+	return s.kv.DeleteKV(ctx, sessionKey(id))
+}
+
+// memKV is a ports.KV in memory, for a console given no store.
+type memKV struct {
+	now func() time.Time
+	mu  sync.Mutex
+	m   map[string]memValue
+}
+
+type memValue struct {
+	v   []byte
+	exp time.Time
+}
+
+func (m *memKV) PutTTL(_ context.Context, key string, value []byte, ttl time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	for k, x := range m.m {
+		if !now.Before(x.exp) {
+			delete(m.m, k)
+		}
+	}
+	if len(m.m) >= maxSessions { // drop the one closest to expiry
+		var oldest string
+		for k, x := range m.m {
+			if oldest == "" || x.exp.Before(m.m[oldest].exp) {
+				oldest = k
+			}
+		}
+		delete(m.m, oldest)
+	}
+	exp := now.Add(ttl)
+	if ttl <= 0 {
+		exp = now.Add(100 * 365 * 24 * time.Hour)
+	}
+	m.m[key] = memValue{v: append([]byte(nil), value...), exp: exp}
+	return nil
+}
+
+func (m *memKV) GetKV(_ context.Context, key string) ([]byte, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	x, ok := m.m[key]
+	if !ok || !m.now().Before(x.exp) {
+		return nil, false, nil
+	}
+	return append([]byte(nil), x.v...), true, nil
+}
+
+func (m *memKV) DeleteKV(_ context.Context, key string) error {
+	m.mu.Lock()
+	delete(m.m, key)
+	m.mu.Unlock()
+	return nil
+}
+
+// signedIn tells whether the request carries a valid session, asking the
+// store once per request (the layout and requireAdmin both ask).
+func (c *Console) signedIn(g *gin.Context) bool {
+	ok, _ := c.session(g)
 	return ok
 }
 
-func (s *sessions) end(id string) {
-	s.mu.Lock()
-	delete(s.m, id)
-	s.mu.Unlock()
+const sessionCheckKey = "console.session"
+
+type sessionCheck struct {
+	ok  bool
+	err error
 }
 
-func (c *Console) signedIn(g *gin.Context) bool { return c.SignedIn(g.Request) }
+func (c *Console) session(g *gin.Context) (bool, error) {
+	if v, ok := g.Get(sessionCheckKey); ok {
+		sc := v.(sessionCheck)
+		return sc.ok, sc.err
+	}
+	ok, err := c.checkSession(g.Request)
+	g.Set(sessionCheckKey, sessionCheck{ok, err})
+	return ok, err
+}
+
+func (c *Console) checkSession(r *http.Request) (bool, error) {
+	ck, err := r.Cookie(sessionCookie)
+	if err != nil {
+		return false, nil
+	}
+	ok, err := c.sessions.valid(r.Context(), ck.Value)
+	if err != nil {
+		c.d.Log.Warn("console session not checked", zap.String("request_id", core.RequestID(r.Context())), zap.Error(err))
+	}
+	return ok, err
+}
 
 // SignedIn tells whether a request carries a signed-in operator's session
-// (the hosted build's guard lets only operators use the console).
+// (the hosted build's guard lets only operators use the console); false
+// when the store cannot say.
 func (c *Console) SignedIn(r *http.Request) bool {
-	ck, err := r.Cookie(sessionCookie)
-	return err == nil && c.sessions.valid(ck.Value)
+	ok, _ := c.checkSession(r)
+	return ok
 }
 
 // requireAdmin sends a visitor without a session to the sign-in page when
 // an admin token is configured; without one the console is as open as the
 // rest of the self-hosted build.
 func (c *Console) requireAdmin(g *gin.Context) {
-	if c.d.AdminToken == "" || c.signedIn(g) {
+	if c.d.AdminToken == "" {
+		return
+	}
+	ok, err := c.session(g)
+	if err != nil { // the store cannot say: not a reason to ask for the token again
+		c.failErr(g, err)
+		return
+	}
+	if ok {
 		return
 	}
 	next := g.Request.URL.RequestURI()
@@ -135,7 +246,14 @@ func (c *Console) signin(g *gin.Context) {
 			Error: "That is not the admin token (SERVICE_ADMIN_TOKEN). Nothing was changed."})
 		return
 	}
-	id, exp := c.sessions.create()
+	id, exp, err := c.sessions.create(g.Request.Context())
+	if err != nil {
+		status, msg := statusOf(err)
+		c.d.Log.Error("console session not stored", zap.String("request_id", core.RequestID(g.Request.Context())), zap.Error(err))
+		c.render(g, status, "signin", signinPage{layout: c.layout(g, "Sign in", ""), Next: next,
+			Error: "The token is right, but the session could not be stored: " + msg})
+		return
+	}
 	http.SetCookie(g.Writer, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", Expires: exp,
 		MaxAge: int(sessionTTL / time.Second), HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: g.Request.TLS != nil})
 	redirect(g, next)
@@ -143,7 +261,10 @@ func (c *Console) signin(g *gin.Context) {
 
 func (c *Console) signout(g *gin.Context) {
 	if id, err := g.Cookie(sessionCookie); err == nil {
-		c.sessions.end(id)
+		if err := c.sessions.end(g.Request.Context(), id); err != nil {
+			c.failErr(g, err) // the cookie stays, so signing out can be tried again
+			return
+		}
 	}
 	http.SetCookie(g.Writer, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: g.Request.TLS != nil})

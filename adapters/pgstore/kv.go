@@ -10,7 +10,9 @@ import (
 
 // PutTTL stores value under key. With ttl > 0 the value expires after ttl
 // (by PostgreSQL's clock, shared by every replica); ttl <= 0 keeps it
-// forever.
+// forever. Writing an expiring value also deletes the rows that have
+// expired (unreadable already), so values such as console sessions, one per
+// sign-in, do not pile up.
 func (s *Store) PutTTL(ctx context.Context, key string, value []byte, ttl time.Duration) error {
 	if value == nil {
 		value = []byte{}
@@ -21,6 +23,11 @@ func (s *Store) PutTTL(ctx context.Context, key string, value []byte, ttl time.D
 		micros = &m
 	}
 	return s.tx(ctx, "kv put "+key, func(tx pgx.Tx) error {
+		if ttl > 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM kv WHERE expires_at <= now()`); err != nil {
+				return err
+			}
+		}
 		_, err := tx.Exec(ctx, `
 			INSERT INTO kv (key, value, expires_at)
 			VALUES ($1, $2, now() + $3::bigint * interval '1 microsecond')
@@ -44,4 +51,16 @@ func (s *Store) GetKV(ctx context.Context, key string) (value []byte, ok bool, e
 		return nil, false, s.dbErr(ctx, "kv get "+key, err)
 	}
 	return value, true, nil
+}
+
+// DeleteKV removes the value under key; an absent key is no error.
+func (s *Store) DeleteKV(ctx context.Context, key string) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	_, err := s.pool.Exec(ctx, `DELETE FROM kv WHERE key = $1`, key)
+	if err != nil {
+		return s.dbErr(ctx, "kv delete "+key, err)
+	}
+	return nil
 }

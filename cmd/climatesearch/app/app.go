@@ -321,10 +321,10 @@ func newStatus(st ports.ResourceStore, vs ports.VectorStore, e ports.Embedder) *
 // newConsole is the operator console; it calls the same services as REST
 // and MCP, and its inspector calls this process's own /api and /mcp.
 func newConsole(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Service, c *compare.Service, in *ingest.Service,
-	files *ingest.Files, wh *webhooks.Service, st *status.Service, e ports.Embedder, r ports.Reranker, self *selfURL, it internalToken) (*console.Console, error) {
+	files *ingest.Files, wh *webhooks.Service, st *status.Service, e ports.Embedder, r ports.Reranker, self *selfURL, it internalToken, kv ports.KV) (*console.Console, error) {
 	d := console.Deps{
 		Search: s, Resources: l, Compare: c, Ingest: in, Files: files, Webhooks: wh, Status: st,
-		AdminToken: cfg.AdminToken, MaxUpload: cfg.MaxUpload, SelfURL: self.get,
+		AdminToken: cfg.AdminToken, Sessions: kv, MaxUpload: cfg.MaxUpload, SelfURL: self.get,
 		SelfHeaders: map[string]string{guard.InternalHeader: string(it)},
 		MCPRerank:   cfg.Reranker != "none", Log: log.Named("console"),
 	}

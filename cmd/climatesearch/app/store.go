@@ -24,6 +24,7 @@ type stores struct {
 	Webhooks  ports.WebhookStore
 	Stash     ports.FileStash
 	Ledger    ports.PaymentLedger
+	KV        ports.KV // the console's sessions
 	// Backup is nil when the store is backed up by its own tools.
 	Backup   ports.Backup
 	Replicas replicas
@@ -51,7 +52,7 @@ func newStore(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (stores, erro
 		return stores{}, fmt.Errorf("opening the store in %s: %w", dir, err)
 	}
 	lc.Append(fx.StopHook(st.Close))
-	return stores{Resources: st, Vectors: st, Webhooks: st, Stash: st, Ledger: st, Backup: st}, nil
+	return stores{Resources: st, Vectors: st, Webhooks: st, Stash: st, Ledger: st, KV: st, Backup: st}, nil
 }
 
 // openShared opens PostgreSQL, migrating it first (once across replicas
@@ -66,6 +67,6 @@ func openShared(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (stores, er
 	}
 	lc.Append(fx.StopHook(st.Close))
 	// No Backup: PostgreSQL is backed up with its own tools (pg_dump).
-	return stores{Resources: st, Vectors: st, Webhooks: st, Stash: st, Ledger: st,
+	return stores{Resources: st, Vectors: st, Webhooks: st, Stash: st, Ledger: st, KV: st,
 		Replicas: replicas{Feed: st, Locks: st}}, nil
 }

@@ -1,0 +1,22 @@
+package ports
+
+import (
+	"context"
+	"time"
+)
+
+// KV keeps small values with an expiry in the store, so every replica over
+// a shared store (docs/SCALING.md) sees what any of them wrote, and a
+// restart keeps them. The operator console keeps its sign-in sessions here,
+// under the SHA-256 of the session id (never the id itself).
+type KV interface {
+	// PutTTL stores value under key, replacing what was there. With
+	// ttl > 0 the value expires after at least ttl (a store may keep it up
+	// to a second longer); ttl <= 0 keeps it forever.
+	PutTTL(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// GetKV returns the value under key; ok is false when it is absent or
+	// expired.
+	GetKV(ctx context.Context, key string) (value []byte, ok bool, err error)
+	// DeleteKV removes the value under key; an absent key is no error.
+	DeleteKV(ctx context.Context, key string) error
+}
