@@ -25,6 +25,7 @@ type Store interface {
 	Webhooks
 	PutTTL(ctx context.Context, key string, value []byte, ttl time.Duration) error
 	GetKV(ctx context.Context, key string) (value []byte, ok bool, err error)
+	DeleteKV(ctx context.Context, key string) error
 	Close() error
 }
 
@@ -72,6 +73,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 		{"ApplyRepeatedID", testApplyRepeatedID},
 		{"Closed", testClosed},
 		{"KVTTL", testKVTTL},
+		{"KVDelete", testKVDelete},
+		{"ConsoleSessions", testConsoleSessions},
 		{"ReadsFollowCommits", testReadsFollowCommits},
 		{"Vectors", testVectors},
 		{"Stash", testStash},
