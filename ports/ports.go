@@ -38,6 +38,37 @@ type Changes struct {
 	Events []core.Event
 }
 
+// Check refuses changes a store must not write to catalog (every store
+// checks them before writing): an unknown catalog, a resource of another
+// catalog or without id, meta of another catalog, an event without id.
+func (ch Changes) Check(catalog core.CatalogID) error {
+	known := false
+	for _, k := range core.Catalogs {
+		known = known || k == catalog
+	}
+	if !known {
+		return core.Invalidf("store: apply: unknown catalog %q", catalog)
+	}
+	for i := range ch.Put {
+		r := &ch.Put[i].Resource
+		if r.Catalog != catalog {
+			return core.Invalidf("store: apply to %s: resource %q belongs to catalog %q", catalog, r.ID, r.Catalog)
+		}
+		if r.ID == "" {
+			return core.Invalidf("store: apply to %s: resource without id", catalog)
+		}
+	}
+	if ch.Meta != nil && ch.Meta.Catalog != catalog {
+		return core.Invalidf("store: apply to %s: meta is for catalog %q", catalog, ch.Meta.Catalog)
+	}
+	for _, ev := range ch.Events {
+		if ev.ID == "" {
+			return core.Invalidf("store: apply to %s: event %s without id", catalog, ev.Type)
+		}
+	}
+	return nil
+}
+
 // ResourceStore is the durable source of truth. Resources are never deleted;
 // a withdrawn resource is stored with Withdrawn set.
 type ResourceStore interface {

@@ -380,15 +380,6 @@ func (s *Store) Count(ctx context.Context, catalog core.CatalogID) (int, error) 
 	return n, s.dbErr(ctx, "count "+string(catalog), err)
 }
 
-func canonical(c core.CatalogID) bool {
-	for _, k := range core.Catalogs {
-		if c == k {
-			return true
-		}
-	}
-	return false
-}
-
 // putChunk bounds the rows of one INSERT of Apply (each row is three
 // array elements; the arrays of one statement are sent together).
 const putChunk = 2000
@@ -401,25 +392,8 @@ const putChunk = 2000
 // "<catalog>:<counter>" on the notify channel at commit. An event whose id
 // was recorded before is skipped, as by RecordEvent.
 func (s *Store) Apply(ctx context.Context, catalog core.CatalogID, ch ports.Changes) error {
-	if !canonical(catalog) {
-		return core.Invalidf("store: apply: unknown catalog %q", catalog)
-	}
-	for i := range ch.Put {
-		r := &ch.Put[i].Resource
-		if r.Catalog != catalog {
-			return core.Invalidf("store: apply to %s: resource %q belongs to catalog %q", catalog, r.ID, r.Catalog)
-		}
-		if r.ID == "" {
-			return core.Invalidf("store: apply to %s: resource without id", catalog)
-		}
-	}
-	if ch.Meta != nil && ch.Meta.Catalog != catalog {
-		return core.Invalidf("store: apply to %s: meta is for catalog %q", catalog, ch.Meta.Catalog)
-	}
-	for _, ev := range ch.Events {
-		if ev.ID == "" {
-			return core.Invalidf("store: apply to %s: event %s without id", catalog, ev.Type)
-		}
+	if err := ch.Check(catalog); err != nil {
+		return err
 	}
 	if err := s.enter(ctx); err != nil {
 		return err
