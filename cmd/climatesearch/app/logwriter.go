@@ -150,7 +150,7 @@ func (w *logWriter) Flush() error {
 		return nil
 	}
 	_, err := w.out.Write(b)
-	if cap(b) > w.max { // one line larger than max: do not keep its buffer
+	if cap(b) > 2*w.max { // grown for a line larger than max: do not keep it
 		w.spare = make([]byte, 0, w.flushAt)
 	}
 	return err

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -194,5 +196,62 @@ func TestISO8601TimeAsZapWritesIt(t *testing.T) {
 		if got.String() != exp.String() {
 			t.Fatalf("%v: %s, zap writes %s", tm, got, exp)
 		}
+	}
+}
+
+// BenchmarkAccessLine writes the access line of a kept lookup (the fields
+// httpapi.Observe logs) from parallel goroutines into a file, as zap's
+// production logger did (one write(2) per line under a lock, with the
+// caller) and as NewLogger does now (buffered, no caller on access lines,
+// the time made once per millisecond).
+//
+//	go test ./cmd/climatesearch/app/ -run '^$' -bench AccessLine -benchmem
+func BenchmarkAccessLine(b *testing.B) {
+	zc := zap.NewProductionConfig()
+	zc.Sampling = nil
+	zc.Level = zap.NewAtomicLevelAt(zap.InfoLevel)
+	for _, c := range []struct {
+		name  string
+		build func(*testing.B, string) *zap.Logger
+	}{
+		{"synchronous", func(b *testing.B, path string) *zap.Logger {
+			zc := zc
+			zc.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
+			zc.OutputPaths = []string{path}
+			log, err := zc.Build()
+			if err != nil {
+				b.Fatal(err)
+			}
+			return log
+		}},
+		{"buffered", func(b *testing.B, path string) *zap.Logger {
+			f, err := os.Create(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { f.Close() })
+			zc := zc
+			zc.EncoderConfig.EncodeTime = iso8601Time
+			log, err := buildLogger(zc, f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return log.WithOptions(zap.WithCaller(false))
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			log := c.build(b, filepath.Join(b.TempDir(), "stderr"))
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if ce := log.Check(zap.InfoLevel, "http"); ce != nil {
+						ce.Write(zap.String("method", "GET"), zap.String("route", "/api/resources/:id"), zap.String("path", "/api/resources/national:6000000000"),
+							zap.Int("status", 200), zap.Int64("bytes", 2001), zap.Duration("took", 1292*time.Nanosecond),
+							zap.String("client", "127.0.0.1"), zap.String("request_id", "114f78661ffc904b87dac0fc9b38a9ce"))
+					}
+				}
+			})
+			_ = log.Sync()
+		})
 	}
 }
