@@ -2,10 +2,12 @@ package badgerstore
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"go.uber.org/zap"
 
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/ports"
@@ -144,5 +146,24 @@ func TestWebhookFinishKeepsTheSchedule(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkWebhookReplicas: deliveries/s of 1, 2 and 3 webhooks.Service
+// over one store, to 1 and 4 destinations.
+//
+//	go test -run '^$' -bench WebhookReplicas -benchtime 2000x ./adapters/badgerstore/
+func BenchmarkWebhookReplicas(b *testing.B) {
+	for _, dests := range []int{1, 4} {
+		for _, n := range []int{1, 2, 3} {
+			b.Run(fmt.Sprintf("destinations-%d/replicas-%d", dests, n), func(b *testing.B) {
+				s, err := Open(b.TempDir(), zap.NewNop())
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = s.Close() })
+				storetest.BenchReplicas(b, func(*testing.B) ports.WebhookStore { return s }, n, dests)
+			})
+		}
 	}
 }

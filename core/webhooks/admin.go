@@ -184,7 +184,7 @@ func (s *Service) Deliveries(ctx context.Context, id string, limit int) (core.De
 	}
 	pending := 0
 	for _, ev := range outbox {
-		if d.Wants(ev.Type) && !d.CreatedAt.After(ev.OccurredAt) { // as fanOut decides
+		if d.Wants(ev.Type) && existed(d, ev) { // as fanOut decides
 			pending++
 		}
 	}

@@ -247,6 +247,7 @@ func TestFanOutWhoAndWhen(t *testing.T) {
 		dests: []core.Destination{
 			{ID: "before", Enabled: true, CreatedAt: ago(time.Hour)},
 			{ID: "between", Enabled: true, CreatedAt: ago(30 * time.Second)},
+			{ID: "same-ms", Enabled: true, CreatedAt: ago(time.Second).Add(999 * time.Microsecond)},
 			{ID: "after", Enabled: true, CreatedAt: ago(0)},
 		},
 		outbox: []core.Event{old, young},
@@ -281,7 +282,7 @@ func TestFanOutWhoAndWhen(t *testing.T) {
 	if err := s.fanOut(context.Background(), true); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := dests("evt_2"), []string{"before", "between", s.static[0].ID}; !reflect.DeepEqual(got, want) {
+	if got, want := dests("evt_2"), []string{"before", "between", "same-ms", s.static[0].ID}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("the young event went to %v; want %v", got, want)
 	}
 }

@@ -274,7 +274,7 @@ func (s *Service) fanOut(ctx context.Context, all bool) error {
 		}
 		var ds []core.Delivery
 		for _, d := range dests {
-			if d.Wants(ev.Type) && !d.CreatedAt.After(ev.OccurredAt) {
+			if d.Wants(ev.Type) && existed(d, ev) {
 				ds = append(ds, core.Delivery{Event: ev, DestinationID: d.ID, QueuedAt: now, NextAttempt: now})
 			}
 		}
@@ -283,6 +283,13 @@ func (s *Service) fanOut(ctx context.Context, all bool) error {
 		}
 	}
 	return nil
+}
+
+// existed tells whether d existed when ev occurred, to the millisecond
+// that events keep (a destination created in the event's millisecond gets
+// it). Static destinations always existed.
+func existed(d core.Destination, ev core.Event) bool {
+	return !d.CreatedAt.Truncate(time.Millisecond).After(ev.OccurredAt)
 }
 
 // claim starts an attempt for every delivery the store leases to this

@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,7 +55,7 @@ func RunClaims(t *testing.T, fresh func(t *testing.T) Replicas) {
 
 var ct0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func clMust(t *testing.T, err error) {
+func clMust(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -358,7 +359,7 @@ type recorder struct {
 	serve func(w http.ResponseWriter, r *http.Request)
 }
 
-func newRecorder(t *testing.T, serve func(w http.ResponseWriter, r *http.Request)) *recorder {
+func newRecorder(t testing.TB, serve func(w http.ResponseWriter, r *http.Request)) *recorder {
 	rec := &recorder{ids: map[string]int{}, serve: serve}
 	rec.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -416,7 +417,7 @@ type replica struct {
 
 // startReplica runs a webhooks.Service over st until stop (or the test's
 // end).
-func startReplica(t *testing.T, st ports.WebhookStore, cfg webhooks.Config) *replica {
+func startReplica(t testing.TB, st ports.WebhookStore, cfg webhooks.Config) *replica {
 	t.Helper()
 	if cfg.Poll == 0 {
 		cfg.Poll = 10 * time.Millisecond
@@ -442,7 +443,7 @@ func (r *replica) stop() {
 }
 
 // waitUntil polls cond; the deadline only bounds a broken run.
-func waitUntil(t *testing.T, what string, cond func() bool) {
+func waitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
@@ -453,7 +454,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func createDest(t *testing.T, svc *webhooks.Service, url string) core.Destination {
+func createDest(t testing.TB, svc *webhooks.Service, url string) core.Destination {
 	t.Helper()
 	d, err := svc.Create(context.Background(), core.DestinationInput{URL: &url})
 	clMust(t, err)
@@ -667,4 +668,53 @@ func testReplicasShareTheDestinationLimit(t *testing.T, open Replicas) {
 	if peak > limit {
 		t.Fatalf("%d requests at once at the receiver; the limit is %d", peak, limit)
 	}
+}
+
+// BenchReplicas measures what n replicas over one store deliver: b.N
+// events published through the replicas in turn (each one store write, as
+// an ingest's), to dests receivers that answer 204 at once; the clock
+// stops when every destination has every event and nothing is pending.
+// open is called once per replica, as Replicas is. Poll is the default
+// (1 s): a replica learns of work another fanned out at its poll or when
+// an attempt of its own ends.
+func BenchReplicas(b *testing.B, open func(b *testing.B) ports.WebhookStore, n, dests int) {
+	var got atomic.Int64
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		got.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	b.Cleanup(recv.Close)
+	st := open(b)
+	var rs []*replica
+	for i := range n {
+		rs = append(rs, startReplica(b, open(b), webhooks.Config{Owner: fmt.Sprint("replica", i), Poll: time.Second}))
+	}
+	for i := range dests {
+		createDest(b, rs[0].Service, fmt.Sprintf("%s/%d", recv.URL, i))
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		ev := core.NewEvent(core.EventCatalogChanged, core.National, time.Now())
+		ev.Counts = &core.EventCounts{Upserted: 1}
+		ev.Changes = []core.ResourceChange{{Ref: "national:6000000000", Fields: []string{"a1a3"}}}
+		clMust(b, rs[i%n].Publish(ctx, ev))
+	}
+	want := int64(b.N * dests)
+	waitUntil(b, "every delivery", func() bool {
+		if got.Load() < want {
+			return false
+		}
+		p, err := st.Pending(ctx, "")
+		clMust(b, err)
+		return p == 0
+	})
+	el := time.Since(start)
+	b.StopTimer()
+	if got.Load() != want {
+		b.Fatalf("received %d deliveries, want %d", got.Load(), want)
+	}
+	b.ReportMetric(float64(want)/el.Seconds(), "deliveries/s")
 }
