@@ -23,7 +23,9 @@ import (
 // the SHA-256 of the id, so a leaked store row signs nobody in: every
 // replica over a shared store honours a session created on any other, a
 // sign-out on one ends it on all at once (nothing is cached), and a restart
-// keeps them. Each console request that asks reads the store once.
+// keeps them. A console request reads its session once (the hosted build's
+// guard reads it once more); the expiry is the value, checked by the
+// reading replica's clock, and the store forgets the row after it.
 const (
 	sessionCookie = "cs_session"
 	sessionTTL    = 8 * time.Hour
