@@ -59,10 +59,11 @@ trap cleanup EXIT
 log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
 command -v wrk >/dev/null || { log "installing wrk"; apt-get install -y wrk >/dev/null; }
 
+REV=$(git rev-parse --short HEAD) # once: others may commit during the run
 if [ "$SOURCE" = worktree ]; then SRC=$REPO; else
-	mkdir "$WORK/src" && git archive HEAD | tar -x -C "$WORK/src" && SRC=$WORK/src
+	mkdir "$WORK/src" && git archive "$REV" | tar -x -C "$WORK/src" && SRC=$WORK/src
 fi
-log "building ($SOURCE, $(git rev-parse --short HEAD))"
+log "building ($SOURCE, $REV)"
 (cd "$SRC" && go build -o "$WORK/climatesearch" ./cmd/climatesearch && go build -o "$WORK/helloworld" ./test/perf/helloworld)
 
 UP_DIR=$WORK/publisher/api/Klimat/v2/GetAllResources/latest
@@ -129,7 +130,7 @@ done
 declare -A RPS CPU
 TICK=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system, in clock ticks
-echo "throughput.sh $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) source $SOURCE${BASE_BIN:+ base $BASE_BIN}, log level ${LEVELS[*]}, $(nproc) cores, wrk -t2 -c16 -d$DURATION, $ROUNDS interleaved rounds, load before $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "throughput.sh $(date -u +%FT%TZ) commit $REV source $SOURCE${BASE_BIN:+ base $BASE_BIN}, log level ${LEVELS[*]}, $(nproc) cores, wrk -t2 -c16 -d$DURATION, $ROUNDS interleaved rounds, load before $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
 	line="round $r:"
 	for k in "${NAMES[@]}"; do

@@ -16,12 +16,13 @@ import (
 // per write(2); a warning or an error flushes the buffer and is written
 // at once, in order, by the goroutine that logs it; so do logger.Sync
 // (at the end of main) and zap's fatal and panic levels. Writing each
-// access line synchronously cost about 7 µs of a kept lookup's 20 (one
-// write(2) under zap's lock, the callers waiting on it; docs/PERFORMANCE.md
-// section 18). What a crash that skips the flush (kill -9, an unrecovered
-// panic, the OOM killer) loses: the info lines of at most the last
-// logFlushInterval, at most logFlushAt bytes while stderr keeps up
-// (logBufferMax when its reader stalls).
+// access line with its own write(2), under zap's lock with the other
+// requests waiting on it, cost a kept lookup about 5 µs of CPU over its
+// 20 at warn (docs/PERFORMANCE.md section 18). What a crash that skips the
+// flush (kill -9, an unrecovered panic, the OOM killer) loses: the info
+// lines of at most the last logFlushInterval, at most about logFlushAt
+// bytes of them while stderr keeps up (logBufferMax when its reader
+// stalls); never a warning or an error.
 const (
 	// logFlushInterval bounds how long an info line waits in memory.
 	logFlushInterval = 100 * time.Millisecond
