@@ -1,0 +1,5 @@
+//go:build !race
+
+package blugeindex
+
+const raceEnabled = false
