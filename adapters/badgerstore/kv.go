@@ -64,3 +64,38 @@ func (s *Store) DeleteKV(ctx context.Context, key string) error {
 	err := s.db.Update(func(txn *badger.Txn) error { return txn.Delete([]byte(kvPrefix + key)) })
 	return s.writeErr("kv delete "+key, err)
 }
+
+// TakeKV returns the value under kv/<key> and deletes it in one update
+// transaction; of two concurrent takes, Badger fails the second to commit
+// with a conflict, and its retry finds the key gone. An expired value is
+// not found, so not taken.
+func (s *Store) TakeKV(ctx context.Context, key string) (value []byte, ok bool, err error) {
+	if err := s.enterWrite(ctx); err != nil {
+		return nil, false, err
+	}
+	defer s.leaveWrite()
+	k := []byte(kvPrefix + key)
+	err = s.updateRetry(ctx, func(txn *badger.Txn) error {
+		value, ok = nil, false
+		item, err := txn.Get(k)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		v, err := item.ValueCopy(nil)
+		if err != nil {
+			return err
+		}
+		if err := txn.Delete(k); err != nil {
+			return err
+		}
+		value, ok = v, true
+		return nil
+	})
+	if err != nil {
+		return nil, false, s.writeErr("kv take "+key, err)
+	}
+	return value, ok, nil
+}

@@ -62,8 +62,9 @@ type Deps struct {
 	EmbedderID string
 	RerankerID string
 	Log        *zap.Logger
-	// Sessions keeps the sign-in sessions (the store, shared by every
-	// replica over a shared store); in memory when nil.
+	// Sessions keeps the sign-in sessions and the flashes (the outcome of
+	// a form post, for the page it redirects to): the store, shared by
+	// every replica over a shared store; in memory when nil.
 	Sessions ports.KV
 	// Now is the clock (tests); time.Now when nil.
 	Now func() time.Time
@@ -95,7 +96,7 @@ func New(d Deps) (*Console, error) {
 		return nil, err
 	}
 	st, _ := fs.Sub(staticFS, "static")
-	c := &Console{d: d, pages: pages, sessions: newSessions(d.Sessions, d.Now), flashes: newFlashes(d.Now),
+	c := &Console{d: d, pages: pages, sessions: newSessions(d.Sessions, d.Now), flashes: newFlashes(d.Sessions, d.Now),
 		cop: http.NewCrossOriginProtection(), static: st}
 	return c, nil
 }

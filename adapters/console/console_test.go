@@ -63,28 +63,49 @@ func TestSessionsKeepNoIDInTheStore(t *testing.T) {
 }
 
 func TestFlashWithASecretIsShownOnce(t *testing.T) {
+	ctx := context.Background()
 	now := time.Now()
-	f := newFlashes(func() time.Time { return now })
-	plain := f.put(flash{Notice: "saved"})
-	secret := f.put(flash{Secret: "whsec_x"})
+	f := newFlashes(nil, func() time.Time { return now })
+	const session = ""
+	put := func(fl flash) string {
+		t.Helper()
+		id, err := f.put(ctx, session, fl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	get := func(id string) (flash, bool) {
+		t.Helper()
+		fl, ok, err := f.get(ctx, session, id, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fl, ok
+	}
+	plain := put(flash{Notice: "saved"})
+	secret := put(flash{Secret: "whsec_x"})
 	for i := 0; i < 2; i++ {
-		if fl, ok := f.get(plain); !ok || fl.Notice != "saved" {
+		if fl, ok := get(plain); !ok || fl.Notice != "saved" {
 			t.Fatalf("read %d of a plain flash: %v", i, ok)
 		}
 	}
-	if fl, ok := f.get(secret); !ok || fl.Secret != "whsec_x" {
+	if fl, ok := get(secret); !ok || fl.Secret != "whsec_x" {
 		t.Fatal("the secret flash is missing")
 	}
-	if _, ok := f.get(secret); ok {
+	if _, ok := get(secret); ok {
 		t.Fatal("the secret was shown twice")
 	}
 	now = now.Add(flashTTL)
-	if _, ok := f.get(plain); ok {
+	if _, ok := get(plain); ok {
 		t.Fatal("a flash outlived its TTL")
 	}
-	typed := f.put(flash{Data: core.IngestResult{Seen: 1}})
-	if _, ok := getFor[core.DeliveryAttempt](f, typed); ok {
-		t.Fatal("a flash reached a page that cannot show its data")
+	typed := put(flash{Data: core.IngestResult{Seen: 1}})
+	if _, ok, err := getFor[core.DeliveryAttempt](ctx, f, session, typed); ok || err != nil {
+		t.Fatal("a flash reached a page that cannot show its data", err)
+	}
+	if fl, ok, err := getFor[core.IngestResult](ctx, f, session, typed); !ok || err != nil || fl.Data.(core.IngestResult).Seen != 1 {
+		t.Fatal("a flash did not reach the page of its data", ok, err)
 	}
 }
 

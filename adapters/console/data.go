@@ -52,7 +52,7 @@ func (c *Console) data(g *gin.Context) {
 	} else {
 		_, p.Error = statusOf(err)
 	}
-	if fl, ok := getFor[core.IngestResult](c.flashes, g.Query("flash")); ok {
+	if fl, ok := readFlash[core.IngestResult](c, g, "flash"); ok {
 		p.Flash = fl
 	}
 	f := dataFilter{Catalog: g.Query("catalog"), Category: strings.TrimSpace(g.Query("category")), Text: strings.TrimSpace(g.Query("text")),
@@ -162,5 +162,5 @@ func (c *Console) dataIngest(g *gin.Context) {
 		fl.Notice = "Ingest of " + string(cat) + " finished."
 		fl.Data = res
 	}
-	redirect(g, "/data?flash="+c.flashes.put(fl))
+	c.redirectFlash(g, "/data", nil, "flash", fl)
 }

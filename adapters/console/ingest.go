@@ -75,7 +75,7 @@ func (c *Console) ingestPage(g *gin.Context) {
 	if v := strings.TrimSpace(g.Query("version")); v != "" {
 		p.Version = v
 	}
-	if fl, ok := getFor[ingestOutcome](c.flashes, g.Query("result")); ok {
+	if fl, ok := readFlash[ingestOutcome](c, g, "result"); ok {
 		if out, ok := fl.Data.(ingestOutcome); ok {
 			p.Catalog, p.Version, p.Mapping = out.Catalog, out.Version, out.Mapping
 			p.Result, p.Problems = out.Result, out.Problems
@@ -216,6 +216,5 @@ func (c *Console) ingestApply(g *gin.Context) {
 		out.Catalog = core.DKBR
 	}
 	fl.Data = out
-	back.Set("result", c.flashes.put(fl))
-	redirect(g, "/ingest?"+back.Encode())
+	c.redirectFlash(g, "/ingest", back, "result", fl)
 }

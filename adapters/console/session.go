@@ -30,7 +30,8 @@ const (
 	sessionCookie = "cs_session"
 	sessionTTL    = 8 * time.Hour
 	sessionPrefix = "session/"
-	// maxSessions bounds the sessions kept in memory when no store is given.
+	// maxSessions bounds the values (sessions, flashes) each memKV keeps
+	// when no store is given.
 	maxSessions = 1000
 )
 
@@ -152,6 +153,17 @@ func (m *memKV) DeleteKV(_ context.Context, key string) error {
 	return nil
 }
 
+func (m *memKV) TakeKV(_ context.Context, key string) ([]byte, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	x, ok := m.m[key]
+	if !ok || !m.now().Before(x.exp) {
+		return nil, false, nil
+	}
+	delete(m.m, key)
+	return x.v, true, nil
+}
+
 // signedIn tells whether the request carries a valid session, asking the
 // store once per request (the layout and requireAdmin both ask).
 func (c *Console) signedIn(g *gin.Context) bool {
@@ -271,89 +283,4 @@ func (c *Console) signout(g *gin.Context) {
 	http.SetCookie(g.Writer, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: g.Request.TLS != nil})
 	redirect(g, "/")
-}
-
-// --- flashes ------------------------------------------------------------
-
-// A flash carries the outcome of a POST to the page the browser is sent to
-// next (post/redirect/get): an ingest result, a new secret, a test answer.
-// Flashes live in memory for flashTTL under a random id; one that holds a
-// secret is handed out once.
-const (
-	flashTTL   = 10 * time.Minute
-	maxFlashes = 1000
-)
-
-type flash struct {
-	Notice string
-	Error  string
-	// Secret is shown once.
-	Secret string
-	Data   any
-	exp    time.Time
-}
-
-type flashes struct {
-	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]*flash
-}
-
-func newFlashes(now func() time.Time) *flashes {
-	return &flashes{now: now, m: map[string]*flash{}}
-}
-
-func (f *flashes) put(fl flash) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	now := f.now()
-	for id, x := range f.m {
-		if !now.Before(x.exp) {
-			delete(f.m, id)
-		}
-	}
-	if len(f.m) >= maxFlashes {
-		for id := range f.m { // any one: the map is full of fresh ones
-			delete(f.m, id)
-			break
-		}
-	}
-	id := randomID()[:32]
-	fl.exp = now.Add(flashTTL)
-	f.m[id] = &fl
-	return id
-}
-
-// getFor returns the flash when its Data is nil or a T, so a flash id
-// carried to another page never meets a template that cannot show it.
-func getFor[T any](f *flashes, id string) (*flash, bool) {
-	fl, ok := f.get(id)
-	if !ok {
-		return nil, false
-	}
-	if fl.Data != nil {
-		if _, ok := fl.Data.(T); !ok {
-			return nil, false
-		}
-	}
-	return &fl, true
-}
-
-// get returns the flash; a flash with a secret is removed as it is read.
-func (f *flashes) get(id string) (flash, bool) {
-	if id == "" {
-		return flash{}, false
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fl, ok := f.m[id]
-	if !ok || !f.now().Before(fl.exp) {
-		delete(f.m, id)
-		return flash{}, false
-	}
-	out := *fl
-	if fl.Secret != "" {
-		delete(f.m, id)
-	}
-	return out, true
 }

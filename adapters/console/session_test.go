@@ -48,6 +48,13 @@ func (k *sessionKV) DeleteKV(ctx context.Context, key string) error {
 	return k.memKV.DeleteKV(ctx, key)
 }
 
+func (k *sessionKV) TakeKV(ctx context.Context, key string) ([]byte, bool, error) {
+	if k.down.Load() {
+		return nil, false, errDown
+	}
+	return k.memKV.TakeKV(ctx, key)
+}
+
 // noCatalogs is a Status whose overview is empty (every page's header).
 type noCatalogs struct{ ports.Status }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/climatesearch/climatesearch/core"
 )
 
-var pageNames = []string{"query", "resource", "compare", "connect", "data", "ingest", "webhooks", "webhook", "webhook_delete", "signin", "error"}
+var pageNames = []string{"query", "resource", "compare", "connect", "data", "ingest", "webhooks", "webhook", "webhook_delete", "signin", "error", "outcome"}
 
 var funcs = template.FuncMap{
 	"num": num,

@@ -46,7 +46,7 @@ func (c *Console) webhooksPage(g *gin.Context) {
 func (c *Console) newWebhooksPage(g *gin.Context) webhooksPage {
 	p := webhooksPage{layout: c.layout(g, "Webhooks", "webhooks"), Events: core.SubscribableEvents, Pending: map[string]int{},
 		Form: webhookForm{Enabled: true, Events: map[core.EventType]bool{}}}
-	if fl, ok := getFor[core.DeliveryAttempt](c.flashes, g.Query("flash")); ok {
+	if fl, ok := readFlash[core.DeliveryAttempt](c, g, "flash"); ok {
 		p.Flash = fl
 	}
 	ds, err := c.d.Webhooks.List(g)
@@ -99,7 +99,7 @@ func (c *Console) webhookCreate(g *gin.Context) {
 		c.render(g, p.Status, "webhooks", p)
 		return
 	}
-	redirect(g, "/webhooks/"+d.ID+"?flash="+c.flashes.put(flash{Notice: "Destination added.", Secret: d.Secret}))
+	c.redirectFlash(g, "/webhooks/"+d.ID, nil, "flash", flash{Notice: "Destination added.", Secret: d.Secret})
 }
 
 func (c *Console) webhookPage(g *gin.Context) {
@@ -118,7 +118,7 @@ func (c *Console) webhookPage(g *gin.Context) {
 			p.Wants[e] = true
 		}
 	}
-	if fl, ok := getFor[core.DeliveryAttempt](c.flashes, g.Query("flash")); ok {
+	if fl, ok := readFlash[core.DeliveryAttempt](c, g, "flash"); ok {
 		p.Flash = fl
 	}
 	p.Log, err = c.d.Webhooks.Deliveries(g, id, core.DefaultDeliveryList)
@@ -137,10 +137,10 @@ func (c *Console) changed(g *gin.Context, id string, err error, fl flash) {
 			c.fail(g, status, msg)
 			return
 		}
-		redirect(g, "/webhooks/"+id+"?flash="+c.flashes.put(flash{Error: msg}))
+		c.redirectFlash(g, "/webhooks/"+id, nil, "flash", flash{Error: msg})
 		return
 	}
-	redirect(g, "/webhooks/"+id+"?flash="+c.flashes.put(fl))
+	c.redirectFlash(g, "/webhooks/"+id, nil, "flash", fl)
 }
 
 func (c *Console) webhookUpdate(g *gin.Context) {
@@ -193,8 +193,8 @@ func (c *Console) webhookDelete(g *gin.Context) {
 			c.fail(g, status, msg)
 			return
 		}
-		redirect(g, "/webhooks/"+id+"?flash="+c.flashes.put(flash{Error: msg}))
+		c.redirectFlash(g, "/webhooks/"+id, nil, "flash", flash{Error: msg})
 		return
 	}
-	redirect(g, "/webhooks?flash="+c.flashes.put(flash{Notice: "Destination " + id + " deleted with its queued deliveries and its log."}))
+	c.redirectFlash(g, "/webhooks", nil, "flash", flash{Notice: "Destination " + id + " deleted with its queued deliveries and its log."})
 }

@@ -64,3 +64,21 @@ func (s *Store) DeleteKV(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+// TakeKV returns the value under key and deletes its row in one statement
+// (DELETE … RETURNING): of concurrent takes, on any replica, the one whose
+// delete wins the row lock gets the value, the others find no row. An
+// expired value is not taken; it is left to the purge of PutTTL.
+func (s *Store) TakeKV(ctx context.Context, key string) (value []byte, ok bool, err error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, false, err
+	}
+	err = s.pool.QueryRow(ctx, `DELETE FROM kv WHERE key = $1 AND (expires_at IS NULL OR expires_at > now()) RETURNING value`, key).Scan(&value)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, s.dbErr(ctx, "kv take "+key, err)
+	}
+	return value, true, nil
+}

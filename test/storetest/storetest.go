@@ -26,6 +26,7 @@ type Store interface {
 	PutTTL(ctx context.Context, key string, value []byte, ttl time.Duration) error
 	GetKV(ctx context.Context, key string) (value []byte, ok bool, err error)
 	DeleteKV(ctx context.Context, key string) error
+	TakeKV(ctx context.Context, key string) (value []byte, ok bool, err error)
 	Close() error
 }
 
@@ -75,6 +76,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 		{"KVTTL", testKVTTL},
 		{"KVDelete", testKVDelete},
 		{"ConsoleSessions", testConsoleSessions},
+		{"KVTake", testKVTake},
+		{"ConsoleFlashes", testConsoleFlashes},
 		{"ReadsFollowCommits", testReadsFollowCommits},
 		{"Vectors", testVectors},
 		{"Stash", testStash},
