@@ -77,7 +77,7 @@ func TestFlashWithASecretIsShownOnce(t *testing.T) {
 	}
 	get := func(id string) (flash, bool) {
 		t.Helper()
-		fl, ok, err := f.get(ctx, session, id, "")
+		fl, ok, err := f.get(ctx, session, id, "", true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,10 +101,10 @@ func TestFlashWithASecretIsShownOnce(t *testing.T) {
 		t.Fatal("a flash outlived its TTL")
 	}
 	typed := put(flash{Data: core.IngestResult{Seen: 1}})
-	if _, ok, err := getFor[core.DeliveryAttempt](ctx, f, session, typed); ok || err != nil {
+	if _, ok, err := getFor[core.DeliveryAttempt](ctx, f, session, typed, true); ok || err != nil {
 		t.Fatal("a flash reached a page that cannot show its data", err)
 	}
-	if fl, ok, err := getFor[core.IngestResult](ctx, f, session, typed); !ok || err != nil || fl.Data.(core.IngestResult).Seen != 1 {
+	if fl, ok, err := getFor[core.IngestResult](ctx, f, session, typed, false); !ok || err != nil || fl.Data.(core.IngestResult).Seen != 1 {
 		t.Fatal("a flash did not reach the page of its data", ok, err)
 	}
 }

@@ -52,7 +52,7 @@ func (c *Console) data(g *gin.Context) {
 	} else {
 		_, p.Error = statusOf(err)
 	}
-	if fl, ok := readFlash[core.IngestResult](c, g, "flash"); ok {
+	if fl, ok := readFlash[core.IngestResult](c, g, "flash", false); ok {
 		p.Flash = fl
 	}
 	f := dataFilter{Catalog: g.Query("catalog"), Category: strings.TrimSpace(g.Query("category")), Text: strings.TrimSpace(g.Query("text")),

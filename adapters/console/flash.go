@@ -156,8 +156,9 @@ func (f *flashes) put(ctx context.Context, session string, fl flash) (string, er
 // get returns the flash id of the client of session, when its data is nil
 // or of the kind want (a flash id carried to another page never meets a
 // template that cannot show it). A flash with a secret is taken: of every
-// read, on any replica, one only returns it.
-func (f *flashes) get(ctx context.Context, session, id, want string) (flash, bool, error) {
+// read, on any replica, one only returns it; a reader that cannot show a
+// secret (secrets false) leaves it for one that can.
+func (f *flashes) get(ctx context.Context, session, id, want string, secrets bool) (flash, bool, error) {
 	if !flashIDWellFormed(id) {
 		return flash{}, false, nil
 	}
@@ -171,6 +172,9 @@ func (f *flashes) get(ctx context.Context, session, id, want string) (flash, boo
 		return flash{}, false, nil
 	}
 	if s.Secret != "" {
+		if !secrets {
+			return flash{}, false, nil
+		}
 		v, ok, err = f.kv.TakeKV(ctx, key)
 		if err != nil || !ok {
 			return flash{}, false, err
@@ -196,11 +200,12 @@ func (f *flashes) decode(v []byte, want string) (storedFlash, bool) {
 	return s, s.Kind == "" || s.Kind == want
 }
 
-// getFor returns the flash when its Data is nil or a T.
-func getFor[T any](ctx context.Context, f *flashes, session, id string) (*flash, bool, error) {
+// getFor returns the flash when its Data is nil or a T (and, unless
+// secrets, it holds no secret).
+func getFor[T any](ctx context.Context, f *flashes, session, id string, secrets bool) (*flash, bool, error) {
 	var zero T
 	want, _ := flashKind(zero)
-	fl, ok, err := f.get(ctx, session, id, want)
+	fl, ok, err := f.get(ctx, session, id, want, secrets)
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -217,15 +222,16 @@ func flashSession(r *http.Request) string {
 }
 
 // readFlash returns the flash named by the request's query parameter param
-// when its data is nil or a T. When the store cannot be read, the page
+// when its data is nil or a T; one with a secret only when the page shows
+// secrets (so a flash id pasted onto another page does not use it up). When the store cannot be read, the page
 // says so in the flash's place: the flash is still there (nothing was
 // taken) and a reload shows it once the store answers.
-func readFlash[T any](c *Console, g *gin.Context, param string) (*flash, bool) {
+func readFlash[T any](c *Console, g *gin.Context, param string, secrets bool) (*flash, bool) {
 	id := g.Query(param)
 	if id == "" {
 		return nil, false
 	}
-	fl, ok, err := getFor[T](g.Request.Context(), c.flashes, flashSession(g.Request), id)
+	fl, ok, err := getFor[T](g.Request.Context(), c.flashes, flashSession(g.Request), id, secrets)
 	if err != nil {
 		_, msg := statusOf(err)
 		c.d.Log.Warn("console flash not read", zap.String("request_id", core.RequestID(g.Request.Context())), zap.Error(err))

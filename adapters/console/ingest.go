@@ -75,7 +75,7 @@ func (c *Console) ingestPage(g *gin.Context) {
 	if v := strings.TrimSpace(g.Query("version")); v != "" {
 		p.Version = v
 	}
-	if fl, ok := readFlash[ingestOutcome](c, g, "result"); ok {
+	if fl, ok := readFlash[ingestOutcome](c, g, "result", false); ok {
 		if out, ok := fl.Data.(ingestOutcome); ok {
 			p.Catalog, p.Version, p.Mapping = out.Catalog, out.Version, out.Mapping
 			p.Result, p.Problems = out.Result, out.Problems

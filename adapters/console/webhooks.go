@@ -46,7 +46,7 @@ func (c *Console) webhooksPage(g *gin.Context) {
 func (c *Console) newWebhooksPage(g *gin.Context) webhooksPage {
 	p := webhooksPage{layout: c.layout(g, "Webhooks", "webhooks"), Events: core.SubscribableEvents, Pending: map[string]int{},
 		Form: webhookForm{Enabled: true, Events: map[core.EventType]bool{}}}
-	if fl, ok := readFlash[core.DeliveryAttempt](c, g, "flash"); ok {
+	if fl, ok := readFlash[core.DeliveryAttempt](c, g, "flash", false); ok {
 		p.Flash = fl
 	}
 	ds, err := c.d.Webhooks.List(g)
@@ -118,7 +118,7 @@ func (c *Console) webhookPage(g *gin.Context) {
 			p.Wants[e] = true
 		}
 	}
-	if fl, ok := readFlash[core.DeliveryAttempt](c, g, "flash"); ok {
+	if fl, ok := readFlash[core.DeliveryAttempt](c, g, "flash", true); ok {
 		p.Flash = fl
 	}
 	p.Log, err = c.d.Webhooks.Deliveries(g, id, core.DefaultDeliveryList)
