@@ -20,6 +20,15 @@ import (
 // A store of one process (Config.Feed nil) needs none of this: applyMu
 // orders the writes of a catalog, and the index follows each of them.
 
+// following is how far the index holds one catalog of a shared store:
+// seen is the change counter it holds once tracked. One per catalog, made
+// in New (the map is never written after), its fields under the catalog's
+// applyMu.
+type following struct {
+	seen    uint64
+	tracked bool
+}
+
 // lockPoll is how often a replica waiting for another's write lock tries again.
 const lockPoll = 20 * time.Millisecond
 
@@ -68,7 +77,7 @@ func (s *Service) ifCounter(meta core.CatalogMeta) *uint64 {
 // base, is indexed (it advanced the counter only if it put resources).
 func (s *Service) wrote(cat core.CatalogID, base uint64, puts int) {
 	if s.cfg.Feed != nil && puts > 0 {
-		s.seen[cat] = base + 1
+		s.follows[cat].seen = base + 1
 	}
 }
 
@@ -84,8 +93,8 @@ func (s *Service) track(ctx context.Context, cat core.CatalogID) error {
 	if err != nil {
 		return err
 	}
-	s.seen[cat] = meta.Counter
-	s.tracked[cat] = true
+	s.follows[cat].seen = meta.Counter
+	s.follows[cat].tracked = true
 	return nil
 }
 
@@ -95,11 +104,11 @@ func (s *Service) follow(ctx context.Context) {
 	err := s.cfg.Feed.Watch(ctx, func(cat core.CatalogID, counter uint64) {
 		mu, ok := s.applyMu[cat]
 		if !ok {
-			return
+			return // a catalog this build does not know
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if !s.tracked[cat] || counter <= s.seen[cat] {
+		if !s.follows[cat].tracked || counter <= s.follows[cat].seen {
 			return
 		}
 		if err := s.catchUpLocked(ctx, cat); err != nil && ctx.Err() == nil {
@@ -116,13 +125,13 @@ func (s *Service) follow(ctx context.Context) {
 // the index holds, published at once like a write of this replica (chunked
 // like one), then their vectors. Called with applyMu[cat] held.
 func (s *Service) catchUpLocked(ctx context.Context, cat core.CatalogID) error {
-	if !s.tracked[cat] {
+	if !s.follows[cat].tracked {
 		return nil // the rebuild reads it all
 	}
 	var puts []ports.StoredResource
 	var changed []int
 	var remove []core.Key
-	upTo, err := s.cfg.Feed.Since(ctx, cat, s.seen[cat], func(sr ports.StoredResource) error {
+	upTo, err := s.cfg.Feed.Since(ctx, cat, s.follows[cat].seen, func(sr ports.StoredResource) error {
 		if sr.Resource.Withdrawn {
 			remove = append(remove, sr.Resource.Key())
 			return nil
@@ -134,13 +143,13 @@ func (s *Service) catchUpLocked(ctx context.Context, cat core.CatalogID) error {
 	if err != nil {
 		return err
 	}
-	if upTo <= s.seen[cat] {
+	if upTo <= s.follows[cat].seen {
 		return nil
 	}
 	chunks := indexChunks(changed, remove, s.cfg.IndexChunk)
 	change, err := s.index.Prepare(ctx, resourcesAt(puts, chunks[0].upsert), chunks[0].remove)
 	if err != nil {
-		return fmt.Errorf("indexing changes %d..%d: %w", s.seen[cat]+1, upTo, err)
+		return fmt.Errorf("indexing changes %d..%d: %w", s.follows[cat].seen+1, upTo, err)
 	}
 	err = s.vis.Publish(func() error {
 		err := change.Commit()
@@ -155,11 +164,11 @@ func (s *Service) catchUpLocked(ctx context.Context, cat core.CatalogID) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("indexing changes %d..%d: %w", s.seen[cat]+1, upTo, err)
+		return fmt.Errorf("indexing changes %d..%d: %w", s.follows[cat].seen+1, upTo, err)
 	}
-	s.log.InfoContext(ctx, "indexed another replica's writes", "catalog", cat, "from", s.seen[cat]+1, "to", upTo,
+	s.log.InfoContext(ctx, "indexed another replica's writes", "catalog", cat, "from", s.follows[cat].seen+1, "to", upTo,
 		"upserted", len(changed), "withdrawn", len(remove))
-	s.seen[cat] = upTo
+	s.follows[cat].seen = upTo
 	s.updateVectors(ctx, cat, puts, changed, remove)
 	return nil
 }

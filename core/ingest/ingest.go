@@ -84,10 +84,9 @@ type Service struct {
 	running map[core.CatalogID]bool
 	unlocks map[core.CatalogID]func()
 
-	// seen is the change counter of a shared store up to which the index
-	// holds each catalog, once tracked (follow.go); both under applyMu.
-	seen    map[core.CatalogID]uint64
-	tracked map[core.CatalogID]bool
+	// follows says how far the index holds each catalog of a shared store
+	// (follow.go).
+	follows map[core.CatalogID]*following
 
 	vq vectorQueue
 	wg sync.WaitGroup
@@ -115,12 +114,12 @@ func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, vis *core
 		applyMu: map[core.CatalogID]*sync.Mutex{},
 		running: map[core.CatalogID]bool{},
 		unlocks: map[core.CatalogID]func(){},
-		seen:    map[core.CatalogID]uint64{},
-		tracked: map[core.CatalogID]bool{},
+		follows: map[core.CatalogID]*following{},
 	}
 	s.life, s.endLife = context.WithCancel(context.Background())
 	for _, c := range core.Catalogs {
 		s.applyMu[c] = &sync.Mutex{}
+		s.follows[c] = &following{}
 	}
 	return s
 }
