@@ -66,7 +66,7 @@ func TestReleaseBuild(t *testing.T) {
 	git.Dir = repoRoot
 	if head, err := git.Output(); err == nil {
 		if info.Revision != strings.TrimSpace(string(head)) || info.Time == "" {
-			t.Errorf("stamped revision %q at %q, want the checkout's %s", info.Revision, info.Time, head)
+			t.Fatalf("stamped revision %q at %q, want the checkout's %s", info.Revision, info.Time, head)
 		}
 		line, _ := exec.Command(bin, "version").Output()
 		if want := "climatesearch v9.8.7-test (revision " + info.Revision[:12]; !strings.HasPrefix(string(line), want) {

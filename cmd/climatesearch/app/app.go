@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -389,6 +390,13 @@ func (s *Server) SelfURL() string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
+func mustStdLog(l *stdlog.Logger, err error) *stdlog.Logger {
+	if err != nil {
+		panic(err) // only for a level zap does not know
+	}
+	return l
+}
+
 // NewServer listens at start, so a busy port fails the boot at once, and
 // drains in-flight requests at stop.
 func NewServer(lc fx.Lifecycle, cfg config.Config, root Root, log *zap.Logger) *Server {
@@ -399,6 +407,9 @@ func NewServer(lc fx.Lifecycle, cfg config.Config, root Root, log *zap.Logger) *
 		WriteTimeout:      10 * time.Minute, // a 100,000-row file ingest takes tens of seconds
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
+		// net/http's own complaints (TLS handshakes, panics) as JSON warnings
+		// in the log's order, not plain text around its buffer.
+		ErrorLog: mustStdLog(zap.NewStdLogAt(log.Named("http"), zap.WarnLevel)),
 	}}
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
