@@ -182,13 +182,6 @@ func (s *Store) FinishClaim(ctx context.Context, c ports.Claimed, a core.Deliver
 		if held, err = holdLease(ctx, tx, c); err != nil || !held {
 			return err
 		}
-		// The log as Finish (webhooks.go) writes and trims it.
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO webhook_attempts (destination_id, at_ns, event_id, body) VALUES ($1, $2, $3, $4::json)
-			ON CONFLICT (destination_id, at_ns, event_id) DO UPDATE SET body = EXCLUDED.body`,
-			c.DestinationID, a.At.UnixNano(), c.Event.ID, string(ab)); err != nil {
-			return err
-		}
 		if requeue {
 			_, err = tx.Exec(ctx, `
 				UPDATE webhook_deliveries SET next_attempt = $3, body = $4::json, lease_owner = NULL, lease_until = NULL
@@ -201,12 +194,7 @@ func (s *Store) FinishClaim(ctx context.Context, c ports.Claimed, a core.Deliver
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `
-			DELETE FROM webhook_attempts WHERE destination_id = $1 AND (at_ns, event_id) <= (
-				SELECT at_ns, event_id FROM webhook_attempts WHERE destination_id = $1
-				ORDER BY at_ns DESC, event_id DESC OFFSET $2 LIMIT 1)`,
-			c.DestinationID, core.MaxDeliveryLog)
-		return err
+		return logAttempt(ctx, tx, c.DestinationID, c.Event.ID, a.At, ab)
 	})
 	if err != nil {
 		return false, err

@@ -312,13 +312,6 @@ func (s *Store) Finish(ctx context.Context, d core.Delivery, a core.DeliveryAtte
 		return fmt.Errorf("pgstore: encode delivery: %w", err)
 	}
 	return s.tx(ctx, fmt.Sprintf("finish delivery of %s to %s", d.Event.ID, d.DestinationID), func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `
-			INSERT INTO webhook_attempts (destination_id, at_ns, event_id, body) VALUES ($1, $2, $3, $4::json)
-			ON CONFLICT (destination_id, at_ns, event_id) DO UPDATE SET body = EXCLUDED.body`,
-			d.DestinationID, a.At.UnixNano(), d.Event.ID, string(ab))
-		if err != nil {
-			return err
-		}
 		if requeue {
 			_, err = tx.Exec(ctx, `
 				INSERT INTO webhook_deliveries (destination_id, event_id, next_attempt, body) VALUES ($1, $2, $3, $4::json)
@@ -332,13 +325,26 @@ func (s *Store) Finish(ctx context.Context, d core.Delivery, a core.DeliveryAtte
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `
-			DELETE FROM webhook_attempts WHERE destination_id = $1 AND (at_ns, event_id) <= (
-				SELECT at_ns, event_id FROM webhook_attempts WHERE destination_id = $1
-				ORDER BY at_ns DESC, event_id DESC OFFSET $2 LIMIT 1)`,
-			d.DestinationID, core.MaxDeliveryLog)
-		return err
+		return logAttempt(ctx, tx, d.DestinationID, d.Event.ID, a.At, ab)
 	})
+}
+
+// logAttempt adds an attempt to the destination's delivery log and keeps
+// its newest core.MaxDeliveryLog, inside the transaction of the delivery's
+// own change (Finish, FinishClaim).
+func logAttempt(ctx context.Context, tx pgx.Tx, destID, eventID string, at time.Time, body []byte) error {
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO webhook_attempts (destination_id, at_ns, event_id, body) VALUES ($1, $2, $3, $4::json)
+		ON CONFLICT (destination_id, at_ns, event_id) DO UPDATE SET body = EXCLUDED.body`,
+		destID, at.UnixNano(), eventID, string(body)); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `
+		DELETE FROM webhook_attempts WHERE destination_id = $1 AND (at_ns, event_id) <= (
+			SELECT at_ns, event_id FROM webhook_attempts WHERE destination_id = $1
+			ORDER BY at_ns DESC, event_id DESC OFFSET $2 LIMIT 1)`,
+		destID, core.MaxDeliveryLog)
+	return err
 }
 
 // Attempts returns a destination's latest attempts, newest first, at most
