@@ -204,25 +204,60 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 	// Where each of them comes in the candidates' order (BM25, then key):
 	// the documents before one of them all score, by BM25, at least its
 	// BM25 score, which is at least half its rescored score, so they are
-	// all in bm25.
+	// all in bm25. The candidates are the depth best and those scoring as
+	// the last of them, at most 2*depth (see ranked).
 	bm25 = keepAbove(bm25, t/(1+coverageBoost))
-	byBM25 := make([]keyed, len(bm25))
-	for i, c := range bm25 {
-		byBM25[i] = keyed{c, ids.id(c.doc)}
+	own := make(map[uint64]float64, len(best)) // the best ones' BM25 scores
+	for _, b := range best {
+		own[b.doc] = 0
 	}
-	slices.SortFunc(byBM25, order)
-	place := make(map[uint64]int, len(byBM25))
-	for i, c := range byBM25 {
-		place[c.doc] = i
+	for _, c := range bm25 {
+		if _, ok := own[c.doc]; ok {
+			own[c.doc] = c.score
+		}
+	}
+	in := func(keyed) bool { return true } // fewer than depth: all are
+	if len(bm25) > depth {
+		scores := make([]float64, len(bm25))
+		for i, c := range bm25 {
+			scores[i] = c.score
+		}
+		last := nthLargest(scores, depth) // the depth-th best BM25 score
+		above := 0
+		var ties []string // the ids scoring as the last, read when needed
+		for _, c := range bm25 {
+			if c.score > last {
+				above++
+			}
+		}
+		in = func(b keyed) bool {
+			switch s := own[b.doc]; {
+			case s > last:
+				return true
+			case s < last:
+				return false
+			}
+			if ties == nil {
+				for _, c := range bm25 {
+					if c.score == last {
+						ties = append(ties, ids.id(c.doc))
+					}
+				}
+			}
+			before := 0
+			for _, id := range ties {
+				if id < b.id {
+					before++
+				}
+			}
+			return above+before < 2*depth
+		}
 	}
 	for _, b := range best {
-		i, ok := place[b.doc]
-		if !ok {
+		if _, ok := own[b.doc]; !ok || own[b.doc] == 0 {
 			return nil, false, fmt.Errorf("blugeindex: rescored document %d not among the scored ones", b.doc)
 		}
-		// The candidates: the depth best, and those scoring as the last
-		// of them, at most 2*depth (see ranked).
-		if i >= depth && (i >= 2*depth || byBM25[i].score != byBM25[depth-1].score) {
+		if !in(b) {
 			continue
 		}
 		key, err := keyOf(b.doc)
@@ -232,6 +267,38 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 		hits = append(hits, core.Scored{Key: key, Score: b.score})
 	}
 	return hits, false, nil
+}
+
+// nthLargest returns the n-th largest of a (1-based), reordering a.
+func nthLargest(a []float64, n int) float64 {
+	k := n - 1 // its index in decreasing order
+	lo, hi := 0, len(a)-1
+	for lo < hi {
+		p := a[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for a[i] > p {
+				i++
+			}
+			for a[j] < p {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return a[k] // between j and i: equal to p
+		}
+	}
+	return a[k]
 }
 
 // placeIn sets the places of the keys found in hits.

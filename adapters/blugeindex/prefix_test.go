@@ -1,7 +1,9 @@
 package blugeindex
 
 import (
+	"cmp"
 	"context"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -91,4 +93,20 @@ func TestRankedPrefixIsTheListsStart(t *testing.T) {
 	probe = []core.Key{hrs[0].Key(), hrs[1].Key(), hrs[4].Key(), hrs[2000].Key()}
 	n, short = samePrefix(t, hx, probeQueries(hrs, 800), [][]core.CatalogID{nil, {core.National}, {core.DKBR}}, probe)
 	t.Logf("synthetic catalog: %d answers compared, %d shorter than asked", n, short)
+}
+
+func TestNthLargest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 500; round++ {
+		a := make([]float64, 1+rng.IntN(300))
+		for i := range a {
+			a[i] = float64(rng.IntN(1 + rng.IntN(40))) // many ties
+		}
+		sorted := slices.Clone(a)
+		slices.SortFunc(sorted, func(x, y float64) int { return cmp.Compare(y, x) })
+		n := 1 + rng.IntN(len(a))
+		if got := nthLargest(a, n); got != sorted[n-1] {
+			t.Fatalf("round %d: %d-th largest of %v: %v, want %v", round, n, sorted, got, sorted[n-1])
+		}
+	}
 }
