@@ -90,6 +90,11 @@ echo "== go vet"
 go vet ./...
 echo "== go test"
 go test -race -count=1 -timeout 20m ./... "$@"
+# The exactness tests of the pruned search compare every answer with the
+# exhaustive one over synthetic catalogs of 12,000 and more; under -race
+# they ask a sample only (race_test.go), so they run whole here, without it.
+echo "== go test ./core/search/ ./adapters/blugeindex/ (without -race)"
+go test -count=1 -timeout 20m ./core/search/ ./adapters/blugeindex/
 # The end-to-end suite once more on PostgreSQL (SERVICE_STORE), the store
 # several replicas share: the same tests, a fresh database per test.
 echo "== go test ./test/e2e/ on PostgreSQL"
