@@ -3040,7 +3040,8 @@ type ClientInterface interface {
 	// `X-Backup-Status: complete`: a stream without it was cut short and
 	// must not be restored. `climatesearch backup FILE` writes it to a
 	// file; `climatesearch restore FILE` loads it into an empty data
-	// directory while the server is stopped.
+	// directory while the server is stopped. With the PostgreSQL store
+	// (several replicas) it answers 501: back PostgreSQL up with `pg_dump`.
 	//
 	// Corresponds with GET /admin/backup (the `BackupStore` operationId).
 	BackupStore(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3355,7 +3356,8 @@ type ClientInterface interface {
 // `X-Backup-Status: complete`: a stream without it was cut short and
 // must not be restored. `climatesearch backup FILE` writes it to a
 // file; `climatesearch restore FILE` loads it into an empty data
-// directory while the server is stopped.
+// directory while the server is stopped. With the PostgreSQL store
+// (several replicas) it answers 501: back PostgreSQL up with `pg_dump`.
 //
 // Corresponds with GET /admin/backup (the `BackupStore` operationId).
 func (c *Client) BackupStore(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5508,7 +5510,8 @@ type ClientWithResponsesInterface interface {
 	// `X-Backup-Status: complete`: a stream without it was cut short and
 	// must not be restored. `climatesearch backup FILE` writes it to a
 	// file; `climatesearch restore FILE` loads it into an empty data
-	// directory while the server is stopped.
+	// directory while the server is stopped. With the PostgreSQL store
+	// (several replicas) it answers 501: back PostgreSQL up with `pg_dump`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5866,6 +5869,8 @@ type BackupStoreResponse struct {
 	JSON401 *Unauthorized
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *BackupStoreResponse200Headers
 }
@@ -5883,6 +5888,11 @@ func (r BackupStoreResponse) GetJSON401() *Unauthorized {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r BackupStoreResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r BackupStoreResponse) GetJSON501() *Error {
+	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -8063,7 +8073,8 @@ func (r ReadyResponse) ContentType() string {
 // `X-Backup-Status: complete`: a stream without it was cut short and
 // must not be restored. `climatesearch backup FILE` writes it to a
 // file; `climatesearch restore FILE` loads it into an empty data
-// directory while the server is stopped.
+// directory while the server is stopped. With the PostgreSQL store
+// (several replicas) it answers 501: back PostgreSQL up with `pg_dump`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8601,6 +8612,13 @@ func ParseBackupStoreResponse(rsp *http.Response) (*BackupStoreResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
 
 	}
 
