@@ -188,7 +188,11 @@ func (c *Cluster) Start() error {
 	}
 	cmd := c.command("postgres", "-D", filepath.Join(c.dir, "data"), "-p", strconv.Itoa(c.port),
 		"-k", c.dir, "-c", "listen_addresses=127.0.0.1",
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		// fsync off: a test cluster need not survive the machine, only
+		// its processes (the OS keeps what was written). synchronous_commit
+		// stays on: without it a commit may sit in PostgreSQL's own WAL
+		// buffers, and a killed backend (the crash tests) loses it.
+		"-c", "fsync=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=300", "-c", "shared_buffers=32MB", "-c", "log_min_messages=warning")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Pdeathsig fires when the thread that started the child ends, so the
