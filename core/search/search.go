@@ -394,29 +394,58 @@ func (s *Service) vectorSearch(ctx context.Context, req core.SearchRequest, dept
 // Ties are broken by the best single rank, then by key, so equal input
 // always gives the same order.
 func fuse(fts, vec []core.Scored, w float64) []*candidate {
-	byKey := make(map[core.Key]*candidate, len(fts)+len(vec))
-	var out []*candidate
-	get := func(k core.Key) *candidate {
-		c, ok := byKey[k]
-		if !ok {
-			c = &candidate{key: k, ref: k.String()}
-			byKey[k] = c
-			out = append(out, c)
-		}
-		return c
+	f := newFusion(len(fts) + len(vec))
+	f.addText(fts)
+	for i, sc := range vec {
+		f.addVector(i, sc, w)
 	}
+	sortFused(f.cands)
+	return f.cands
+}
+
+// fusion gathers the candidates of fused lists by key, in the order first
+// seen, adding each list's RRF share (fuse, and topOfLists on list prefixes).
+type fusion struct {
+	byKey map[core.Key]*candidate
+	cands []*candidate
+}
+
+func newFusion(n int) *fusion {
+	return &fusion{byKey: make(map[core.Key]*candidate, n)}
+}
+
+func (f *fusion) get(k core.Key) *candidate {
+	c, ok := f.byKey[k]
+	if !ok {
+		c = &candidate{key: k, ref: k.String()}
+		f.byKey[k] = c
+		f.cands = append(f.cands, c)
+	}
+	return c
+}
+
+// addText adds the full-text list, ranked from 1.
+func (f *fusion) addText(fts []core.Scored) {
 	for i, sc := range fts {
-		c := get(sc.Key)
+		c := f.get(sc.Key)
 		c.ftsRank, c.ftsScore = i+1, sc.Score
 		c.fused += 1 / float64(core.RRFK+i+1)
 	}
-	for i, sc := range vec {
-		c := get(sc.Key)
-		c.vecRank, c.vecScore = i+1, sc.Score
-		c.fused += w / float64(core.RRFK+i+1)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+}
+
+// addVector adds the vector hit at index i, weighted w.
+func (f *fusion) addVector(i int, sc core.Scored, w float64) *candidate {
+	c := f.get(sc.Key)
+	c.vecRank, c.vecScore = i+1, sc.Score
+	c.fused += w / float64(core.RRFK+i+1)
+	return c
+}
+
+// sortFused orders candidates by fused score, then best single rank, then
+// key, so equal input always gives the same order.
+func sortFused(cs []*candidate) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
 		if a.fused != b.fused {
 			return a.fused > b.fused
 		}
@@ -425,7 +454,6 @@ func fuse(fts, vec []core.Scored, w float64) []*candidate {
 		}
 		return a.ref < b.ref
 	})
-	return out
 }
 
 func bestRank(c *candidate) int {

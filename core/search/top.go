@@ -3,7 +3,6 @@ package search
 import (
 	"context"
 	"math"
-	"sort"
 
 	"github.com/climatesearch/climatesearch/core"
 )
@@ -70,23 +69,9 @@ func (s *Service) topOfLists(ctx context.Context, pr prefixRanker, req core.Sear
 		}
 		// The candidates whose fused score is known, fused as fuse does;
 		// the vector hits beyond the prefix only bound theirs.
-		byKey := make(map[core.Key]*candidate, len(hits)+len(vec))
-		var cands []*candidate
-		get := func(k core.Key) *candidate {
-			c, ok := byKey[k]
-			if !ok {
-				c = &candidate{key: k, ref: k.String()}
-				byKey[k] = c
-				cands = append(cands, c)
-			}
-			return c
-		}
-		for i, sc := range hits {
-			c := get(sc.Key)
-			c.ftsRank, c.ftsScore = i+1, sc.Score
-			c.fused += 1 / float64(core.RRFK+i+1)
-		}
-		// below bounds the fused score of every candidate not in cands.
+		f := newFusion(len(hits) + len(vec))
+		f.addText(hits)
+		// below bounds the fused score of every candidate not in f.cands.
 		below := math.Inf(-1)
 		deeper := 1 / float64(core.RRFK+len(hits)+1) // a full-text rank after the prefix
 		if !whole {
@@ -98,24 +83,14 @@ func (s *Service) topOfLists(ctx context.Context, pr prefixRanker, req core.Sear
 				below = max(below, deeper+w/float64(core.RRFK+i+1))
 				continue
 			}
-			c := get(sc.Key)
-			c.vecRank, c.vecScore = i+1, sc.Score
-			c.fused += w / float64(core.RRFK+i+1)
+			c := f.addVector(i, sc, w)
 			if places[i] == placeOutside {
 				outside = append(outside, c)
 			}
 		}
-		sort.SliceStable(cands, func(i, j int) bool {
-			a, b := cands[i], cands[j]
-			if a.fused != b.fused {
-				return a.fused > b.fused
-			}
-			if ba, bb := bestRank(a), bestRank(b); ba != bb {
-				return ba < bb
-			}
-			return a.ref < b.ref
-		})
-		cands, floored = s.floor(cands)
+		sortFused(f.cands)
+		var cands []*candidate
+		cands, floored = s.floor(f.cands)
 		kept, err = s.resolve(ctx, cands, req, need)
 		if err != nil {
 			return nil, 0, 0, false, err
