@@ -151,18 +151,7 @@ func (s *Service) catchUpLocked(ctx context.Context, cat core.CatalogID) error {
 	if err != nil {
 		return fmt.Errorf("indexing changes %d..%d: %w", s.follows[cat].seen+1, upTo, err)
 	}
-	err = s.vis.Publish(func() error {
-		err := change.Commit()
-		for _, ch := range chunks[1:] {
-			if err != nil {
-				break
-			}
-			if change, err = s.index.Prepare(ctx, resourcesAt(puts, ch.upsert), ch.remove); err == nil {
-				err = change.Commit()
-			}
-		}
-		return err
-	})
+	err = s.vis.Publish(func() error { return s.commitChunks(ctx, change, puts, chunks) })
 	if err != nil {
 		return fmt.Errorf("indexing changes %d..%d: %w", s.follows[cat].seen+1, upTo, err)
 	}

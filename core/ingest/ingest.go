@@ -547,17 +547,7 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 		}
 		s.wrote(cat, meta.Counter, len(puts))
 		// Stored: the index follows whatever the caller does now.
-		ictx := context.WithoutCancel(ctx)
-		err := change.Commit()
-		for _, ch := range chunks[1:] {
-			if err != nil {
-				break
-			}
-			if change, err = s.index.Prepare(ictx, resourcesAt(puts, ch.upsert), ch.remove); err == nil {
-				err = change.Commit()
-			}
-		}
-		if err != nil {
+		if err := s.commitChunks(context.WithoutCancel(ctx), change, puts, chunks); err != nil {
 			s.whole.Store(false) // not kept at stop: the next start rebuilds it
 			s.log.ErrorContext(ctx, "index commit failed; the next start rebuilds the index", "catalog", cat, "error", err)
 		}
@@ -601,6 +591,23 @@ func indexChunks(upsert []int, remove []core.Key, size int) []indexPart {
 		upsert, remove = upsert[n:], remove[m:]
 	}
 	return out
+}
+
+// commitChunks commits the prepared first part of an index change, then
+// prepares and commits the others, inside one publication (the caller's
+// Visibility.Publish): readers see the whole change at once.
+func (s *Service) commitChunks(ctx context.Context, first ports.IndexChange, puts []ports.StoredResource, chunks []indexPart) error {
+	err := first.Commit()
+	for _, ch := range chunks[1:] {
+		if err != nil {
+			return err
+		}
+		var change ports.IndexChange
+		if change, err = s.index.Prepare(ctx, resourcesAt(puts, ch.upsert), ch.remove); err == nil {
+			err = change.Commit()
+		}
+	}
+	return err
 }
 
 // resourcesAt copies the resources of puts at the indexes at: an index
