@@ -14,6 +14,23 @@ import (
 
 // meta returns the catalog's meta without its change counter (the
 // store's: a shared store advances it, badger keeps none).
+// waitExpired waits until key, put with a 1 s TTL, reads as absent.
+func waitExpired(t *testing.T, s Store, key string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, ok, err := s.GetKV(context.Background(), key)
+		must(t, err)
+		if !ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s, put with a 1s TTL, still readable after 10s", key)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func meta(t *testing.T, s Store, c core.CatalogID) core.CatalogMeta {
 	t.Helper()
 	m, err := s.Meta(context.Background(), c)
@@ -249,18 +266,7 @@ func testKVTTL(t *testing.T, b Backend) {
 	if _, ok, err := s.GetKV(ctx, "absent"); err != nil || ok {
 		t.Fatalf("GetKV absent = %v, %v", ok, err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, ok, err := s.GetKV(ctx, "short")
-		must(t, err)
-		if !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("value with a 1s TTL still readable after 10s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitExpired(t, s, "short")
 	if v, ok, err := s.GetKV(ctx, "forever"); err != nil || !ok || string(v) != "v0" {
 		t.Fatalf("GetKV without TTL = %q, %v, %v", v, ok, err)
 	}
