@@ -18,6 +18,9 @@ import (
 	"github.com/climatesearch/climatesearch/core"
 )
 
+// MemoryAuto is Config.MemoryLimit's value for "auto".
+const MemoryAuto = -1
+
 // Config is everything the process can be told.
 type Config struct {
 	Addr    string
@@ -45,7 +48,11 @@ type Config struct {
 	// write (adapters/httpapi/answers.go).
 	KeepAnswers bool
 
-	MaxUpload       int64
+	MaxUpload int64
+	// MemoryLimit is the Go heap's soft limit in bytes: MemoryAuto for 90 %
+	// of the cgroup's memory limit when one is set, 0 for none
+	// (cmd/climatesearch/app/memlimit.go).
+	MemoryLimit     int64
 	Embedder        string
 	VectorWeight    string
 	VectorFloor     string
@@ -197,6 +204,20 @@ var settings = []setting{
 	{"start-timeout", "SERVICE_START_TIMEOUT", "15s", "bound on the start (opening the store, listening); the search index loads after it, in the background, whatever the catalog size", dur(func(c *Config) *time.Duration { return &c.StartTimeout })},
 	{"keep-answers", "SERVICE_KEEP_ANSWERS", "true", "serve a repeated search (full text), lookup, listing or comparison from its answer kept until the next write (at most 4,096 answers, 64 MB); false computes every answer", boolean(func(c *Config) *bool { return &c.KeepAnswers })},
 	{"max-upload", "SERVICE_MAX_UPLOAD", "32MiB", "largest spreadsheet accepted by /admin/ingest/preview and /admin/ingest/file (e.g. 32MiB, 500KiB)", size(func(c *Config) *int64 { return &c.MaxUpload })},
+	{"memory-limit", "SERVICE_MEMORY_LIMIT", "auto", "soft limit of the Go heap: the garbage collector works harder near it instead of letting the heap grow (e.g. 1536MiB); auto = 90% of the container's (cgroup's) memory limit when there is one, otherwise none; off = none. A GOMEMLIMIT in the environment wins", func(c *Config, v string) error {
+		switch v {
+		case "auto":
+			c.MemoryLimit = MemoryAuto
+			return nil
+		case "off":
+			c.MemoryLimit = 0
+			return nil
+		}
+		if err := size(func(c *Config) *int64 { return &c.MemoryLimit })(c, v); err != nil {
+			return fmt.Errorf("want auto, off or a size such as 1536MiB, got %q", v)
+		}
+		return nil
+	}},
 	{"embedder", "SERVICE_EMBEDDER", "hash", "vectors: hash (offline, lexical n-grams), openai (an OpenAI-compatible /v1/embeddings server) or none", str(func(c *Config) *string { return &c.Embedder })},
 	{"vector-weight", "SERVICE_VECTOR_WEIGHT", "auto", "weight of the vector list in the fusion (1 = plain RRF); auto = 0.5 for the lexical hash embedder, 1 for a model", str(func(c *Config) *string { return &c.VectorWeight })},
 	{"vector-floor", "SERVICE_VECTOR_FLOOR", "auto", "relevance floor: a hit found only by vectors needs at least this cosine similarity; auto = 0.30 for the hash embedder, 0 (none) for a model", str(func(c *Config) *string { return &c.VectorFloor })},

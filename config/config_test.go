@@ -18,7 +18,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Addr != "127.0.0.1:8080" || c.DataDir != "./data" || c.UpstreamURL != DefaultUpstreamURL || c.OriginBase != DefaultOriginBase ||
-		c.IngestInterval != 168*time.Hour || !c.BootIngest || c.AdminToken != "" || c.UpstreamVer != "latest" || c.StartTimeout != 15*time.Second {
+		c.IngestInterval != 168*time.Hour || !c.BootIngest || c.AdminToken != "" || c.UpstreamVer != "latest" || c.StartTimeout != 15*time.Second || c.MemoryLimit != MemoryAuto {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -58,6 +58,8 @@ func TestInvalidConfigurationIsOneClearLine(t *testing.T) {
 		"store":     {nil, map[string]string{"SERVICE_STORE": "mysql://u:hunter2@db/x"}, "SERVICE_STORE"},
 		"storehost": {[]string{"-store=postgres:///x"}, nil, "no host"},
 		"lease":     {nil, map[string]string{"SERVICE_WEBHOOK_TIMEOUT": "1m"}, "SERVICE_WEBHOOK_LEASE"},
+		"memory":    {nil, map[string]string{"SERVICE_MEMORY_LIMIT": "lots"}, "SERVICE_MEMORY_LIMIT"},
+		"memoryneg": {[]string{"-memory-limit=-1GiB"}, nil, "-memory-limit"},
 	}
 	for name, tc := range cases {
 		_, err := Load(tc.args, env(tc.env), io.Discard)
@@ -66,6 +68,16 @@ func TestInvalidConfigurationIsOneClearLine(t *testing.T) {
 		}
 		if err != nil && strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("%s: the error shows the store's password: %v", name, err)
+		}
+	}
+}
+
+// TestMemoryLimits: auto by default, off, or a size.
+func TestMemoryLimits(t *testing.T) {
+	for v, want := range map[string]int64{"auto": MemoryAuto, "off": 0, "1536MiB": 1536 << 20, "2GiB": 2 << 30} {
+		c, err := Load(nil, env(map[string]string{"SERVICE_MEMORY_LIMIT": v}), io.Discard)
+		if err != nil || c.MemoryLimit != want {
+			t.Errorf("%s: %d, %v (want %d)", v, c.MemoryLimit, err, want)
 		}
 	}
 }

@@ -192,7 +192,9 @@ func cliLogger(cfg config.Config, stderr io.Writer) *zap.Logger {
 // openLocal opens the core services over the data directory; when a server
 // holds it, the error says in one line what to do.
 func openLocal(ctx context.Context, cfg config.Config, stderr io.Writer) (*app.Local, error) {
-	l, err := app.OpenLocal(ctx, cfg, cliLogger(cfg, stderr))
+	log := cliLogger(cfg, stderr)
+	app.SetMemoryLimit(cfg, log)
+	l, err := app.OpenLocal(ctx, cfg, log)
 	if errors.Is(err, app.ErrLocked) {
 		return nil, fmt.Errorf("the data directory %s is in use by a running server: stop it, or pass --url %s to work through it", cfg.DataDir, defaultURL())
 	}

@@ -48,6 +48,7 @@ func main() {
 	// main flushes them (os.Exit skips deferred calls; an error line is
 	// written at once, with the lines before it).
 	defer log.Sync() //nolint:errcheck // nowhere to report it
+	app.SetMemoryLimit(cfg, log)
 
 	// Nothing slow runs in a start hook (the index loads in the
 	// background), so the bound holds whatever the catalog size.

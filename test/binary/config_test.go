@@ -1,7 +1,11 @@
 package binary
 
 import (
+	"io"
 	"net/http"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -137,5 +141,50 @@ func TestSelfHostedBuildIgnoresHostedSettings(t *testing.T) {
 	}
 	if n := strings.Count(logs, "self-hosted build"); n != 1 {
 		t.Fatalf("the warning appears %d times", n)
+	}
+}
+
+// TestMemoryLimit: SERVICE_MEMORY_LIMIT becomes the Go heap's soft limit,
+// as the runtime reports it on /metrics (go_gc_gomemlimit_bytes), and a
+// GOMEMLIMIT in the environment wins over it.
+func TestMemoryLimit(t *testing.T) {
+	t.Parallel()
+	up := downPublisher(t)
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want float64
+	}{
+		{"setting", map[string]string{"SERVICE_MEMORY_LIMIT": "768MiB"}, 768 << 20},
+		{"environment wins", map[string]string{"SERVICE_MEMORY_LIMIT": "768MiB", "GOMEMLIMIT": "1GiB"}, 1 << 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, set := os.LookupEnv("GOMEMLIMIT"); set && tc.env["GOMEMLIMIT"] == "" {
+				t.Fatal("GOMEMLIMIT is set in the test's environment; it would win over the setting under test")
+			}
+			env := baseEnv(t.TempDir())
+			for k, v := range publisherEnv(up) {
+				env[k] = v
+			}
+			env["SERVICE_BOOT_INGEST"] = "false"
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			p := start(t, env)
+			defer p.stop()
+			resp, err := client.Get(p.URL + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			m := regexp.MustCompile(`(?m)^go_gc_gomemlimit_bytes (\S+)$`).FindSubmatch(body)
+			if m == nil {
+				t.Fatal("/metrics has no go_gc_gomemlimit_bytes")
+			}
+			if got, _ := strconv.ParseFloat(string(m[1]), 64); got != tc.want {
+				t.Errorf("go_gc_gomemlimit_bytes = %s, want %.0f", m[1], tc.want)
+			}
+		})
 	}
 }
