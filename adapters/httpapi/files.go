@@ -54,8 +54,12 @@ func (a *API) readUpload(c *gin.Context) (form *multipart.Form, filename string,
 		writeError(c, http.StatusBadRequest, "unreadable file part: "+err.Error())
 		return nil, "", nil, false
 	}
-	defer f.Close()
 	data, err = io.ReadAll(io.LimitReader(f, limit+1))
+	f.Close()
+	// Read: the form lets go of its own copy (in memory, or a temporary
+	// file), so an ingest holds the file's bytes once, not twice.
+	_ = form.RemoveAll()
+	delete(form.File, "file")
 	if err != nil {
 		writeError(c, http.StatusBadRequest, "unreadable file part: "+err.Error())
 		return nil, "", nil, false

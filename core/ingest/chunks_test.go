@@ -3,12 +3,20 @@ package ingest_test
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/climatesearch/climatesearch/adapters/embedder"
+	"github.com/climatesearch/climatesearch/adapters/filereader"
+	"github.com/climatesearch/climatesearch/adapters/hnsw"
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/core/embedding"
 	"github.com/climatesearch/climatesearch/core/ingest"
+	"github.com/climatesearch/climatesearch/ports"
 )
 
 // TestLargeChangeIndexedInChunksAppearsWhole applies releases larger than
@@ -102,4 +110,93 @@ func TestLargeChangeIndexedInChunksAppearsWhole(t *testing.T) {
 		t.Errorf("after the last release: %d %d %d", found(1), found(3), found(4))
 	}
 	t.Logf("%d reads during the ingests", reads.Load())
+}
+
+// TestLargeFileAppliedAsBefore: a file whose change is indexed in several
+// chunks and embedded in the background (more than syncEmbedLimit
+// resources), applied through the file path (which hands its resources
+// over to the apply, and lets go of each once the index has it), answers
+// and stores exactly what the same release applied by Apply does (which
+// copies, and leaves the caller's release as it was); every resource is
+// searchable when it answers, and every one gets its vector.
+func TestLargeFileAppliedAsBefore(t *testing.T) {
+	ctx := context.Background()
+	const n = 2100 // above syncEmbedLimit: vectors in the background
+	var csv strings.Builder
+	csv.WriteString("id;navn;a1a3;enhed;masse\n")
+	for i := range n {
+		fmt.Fprintf(&csv, "#P%04d; Prøvesten\u200b %d ;%d,5;M3;%d\n", i, i, i, 100+i%7)
+	}
+	mapping := map[string]string{"id": "id", "name": "navn", "a1a3": "a1a3", "unit": "enhed", "conversion_value": "masse"}
+	parser := filereader.Parser{}
+	rel, problems, err := parser.Map("p.csv", []byte(csv.String()), "", core.DKBR, mapping, "F1")
+	if err != nil || len(problems) > 0 {
+		t.Fatal(err, problems)
+	}
+	rel.Origin = core.OriginFile
+	before := make([]core.Resource, len(rel.Resources))
+	for i, r := range rel.Resources {
+		before[i] = r.Clone()
+	}
+
+	type run struct {
+		res    core.IngestResult
+		stored []ports.StoredResource
+	}
+	apply := func(viaFile bool) run {
+		store, index := storeAndIndex(t)
+		vec := embedding.New(embedder.NewHash(), store, hnsw.NewCatalogIndex(ports.EmbeddingDim), store, quiet)
+		svc := ingest.New(ingest.Config{IndexChunk: 300}, store, index, core.NewVisibility(), vec, noEvents{}, ingest.Sources{}, quiet)
+		t.Cleanup(func() { svc.Stop(); svc.Wait() })
+		var res core.IngestResult
+		if viaFile {
+			files := ingest.NewFiles(svc, parser, nil)
+			res, err = files.IngestFile(ctx, core.FileRequest{Catalog: core.DKBR, Filename: "p.csv", Data: []byte(csv.String()), Mapping: mapping, Version: "F1"})
+		} else {
+			res, err = svc.Apply(ctx, rel)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits, err := index.Search(ctx, core.TextQuery{Text: "prøvesten", Limit: 2 * n})
+		if err != nil || len(hits) != n {
+			t.Fatalf("searchable when it answered: %d of %d (%v)", len(hits), n, err)
+		}
+		keys := make([]core.Key, n)
+		for i := range keys {
+			keys[i] = core.Key{Catalog: core.DKBR, ID: fmt.Sprintf("#P%04d", i)}
+		}
+		stored, err := store.GetMany(ctx, keys)
+		if err != nil || len(stored) != n {
+			t.Fatalf("stored %d of %d (%v)", len(stored), n, err)
+		}
+		// The backlog is counted before the answer and falls when the
+		// queue has embedded the change.
+		for deadline := time.Now().Add(time.Minute); vec.Backlog() > 0; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) { // a deadlock guard, not a measure
+				t.Fatalf("vectors: backlog %d after a minute", vec.Backlog())
+			}
+		}
+		if vec.Index().Len() != n {
+			t.Fatalf("vectors: %d of %d", vec.Index().Len(), n)
+		}
+		res.StartedAt, res.FinishedAt = time.Time{}, time.Time{}
+		return run{res, stored}
+	}
+	copied, moved := apply(false), apply(true)
+	if !reflect.DeepEqual(copied.res, moved.res) {
+		t.Errorf("answers differ:\nApply %+v\nfile  %+v", copied.res, moved.res)
+	}
+	if copied.res.Upserted != n {
+		t.Errorf("upserted %d of %d", copied.res.Upserted, n)
+	}
+	if !reflect.DeepEqual(copied.stored, moved.stored) {
+		t.Error("the file path stored other resources than Apply")
+	}
+	if got := moved.stored[7].Resource; got.NameDA != "Prøvesten 7" || got.Unit != "m³" || got.Conversions["kg/m³"] != 100+7%7 || *got.A1A3 != 7.5 {
+		t.Errorf("stored %+v", got)
+	}
+	if !reflect.DeepEqual(before, rel.Resources) {
+		t.Error("Apply changed the caller's release")
+	}
 }

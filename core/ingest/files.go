@@ -117,6 +117,7 @@ func (f *Files) IngestFile(ctx context.Context, req core.FileRequest) (res core.
 		return core.IngestResult{}, core.Invalidf("no column map: send map.<field>=<header> fields, at least map.id, map.name and map.a1a3")
 	}
 	rel, problems, err := f.parser.Map(req.Filename, req.Data, req.Sheet, req.Catalog, req.Mapping, strings.TrimSpace(req.Version))
+	req.Data = nil // read: the apply holds the resources, not the file's bytes
 	if err != nil {
 		return core.IngestResult{}, err
 	}
@@ -129,7 +130,7 @@ func (f *Files) IngestFile(ctx context.Context, req core.FileRequest) (res core.
 			Msg: fmt.Sprintf("file refused, nothing stored: %d problem(s), first: %s", len(problems), strings.Join(msgs, "; "))}
 	}
 	rel.Catalog, rel.Origin, rel.Complete = req.Catalog, core.OriginFile, false
-	return f.ingest.applyMode(ctx, rel, f.ingest.now(), req.DryRun)
+	return f.ingest.applyMode(ctx, rel, f.ingest.now(), req.DryRun, true)
 }
 
 func newPreviewID() (string, error) {

@@ -151,7 +151,7 @@ func (s *Service) catchUpLocked(ctx context.Context, cat core.CatalogID) error {
 	if err != nil {
 		return fmt.Errorf("indexing changes %d..%d: %w", s.follows[cat].seen+1, upTo, err)
 	}
-	err = s.vis.Publish(func() error { return s.commitChunks(ctx, change, puts, chunks) })
+	err = s.vis.Publish(func() error { return s.commitChunks(ctx, change, puts, chunks, shedding(chunks, changed)) })
 	if err != nil {
 		return fmt.Errorf("indexing changes %d..%d: %w", s.follows[cat].seen+1, upTo, err)
 	}

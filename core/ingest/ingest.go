@@ -354,7 +354,7 @@ func (s *Service) loadFixture(ctx context.Context, catalog core.CatalogID, fix p
 	}
 	done := s.vectors.Writing()
 	defer done()
-	res, err := s.applyLocked(ctx, rel, started, false, done)
+	res, err := s.applyLocked(ctx, rel, started, false, false, done)
 	return res, err == nil, err
 }
 
@@ -378,10 +378,14 @@ func (s *Service) Apply(ctx context.Context, rel core.Release) (res core.IngestR
 }
 
 func (s *Service) apply(ctx context.Context, rel core.Release, started time.Time) (core.IngestResult, error) {
-	return s.applyMode(ctx, rel, started, false)
+	return s.applyMode(ctx, rel, started, false, false)
 }
 
-func (s *Service) applyMode(ctx context.Context, rel core.Release, started time.Time, dryRun bool) (core.IngestResult, error) {
+// applyMode applies (or, dryRun, diffs) a release. owned says the caller
+// hands rel.Resources over: nobody else holds them (a file's release, made
+// by the parser for this call), so the diff moves each resource into the
+// write instead of copying it, and empties rel.Resources as it goes.
+func (s *Service) applyMode(ctx context.Context, rel core.Release, started time.Time, dryRun, owned bool) (core.IngestResult, error) {
 	mu, ok := s.applyMu[rel.Catalog]
 	if !ok {
 		return core.IngestResult{}, core.Invalidf("unknown catalog %q", rel.Catalog)
@@ -401,14 +405,15 @@ func (s *Service) applyMode(ctx context.Context, rel core.Release, started time.
 		// released before this ingest's own vectors are computed.
 		done := s.vectors.Writing()
 		defer done()
-		return s.applyLocked(ctx, rel, started, dryRun, done)
+		return s.applyLocked(ctx, rel, started, dryRun, owned, done)
 	}
-	return s.applyLocked(ctx, rel, started, dryRun, func() {})
+	return s.applyLocked(ctx, rel, started, dryRun, owned, func() {})
 }
 
 // applyLocked diffs the release against the store and, unless dryRun,
 // writes it. A dry run reports the same counts plus each change's fields.
-func (s *Service) applyLocked(ctx context.Context, rel core.Release, started time.Time, dryRun bool, written func()) (core.IngestResult, error) {
+// owned: see applyMode.
+func (s *Service) applyLocked(ctx context.Context, rel core.Release, started time.Time, dryRun, owned bool, written func()) (core.IngestResult, error) {
 	cat := rel.Catalog
 	info := core.CatalogInfo(cat)
 	existing, err := s.existing(ctx, rel)
@@ -426,8 +431,15 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	var changed []int // indexes in puts of the new and changed resources
 	var toRemove []core.Key
 	seen := make(map[string]bool, len(rel.Resources))
-	for _, r := range rel.Resources {
-		r = r.Clone()
+	for i := range rel.Resources {
+		var r core.Resource
+		if owned {
+			// Moved, not copied: the release and the write never hold a
+			// large file's resources twice.
+			r, rel.Resources[i] = rel.Resources[i], core.Resource{}
+		} else {
+			r = rel.Resources[i].Clone()
+		}
 		r.Catalog, r.Source, r.Withdrawn = cat, info.Source, false
 		r.Name, r.Description = "", ""
 		r.Normalize()
@@ -547,7 +559,7 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 		}
 		s.wrote(cat, meta.Counter, len(puts))
 		// Stored: the index follows whatever the caller does now.
-		if err := s.commitChunks(context.WithoutCancel(ctx), change, puts, chunks); err != nil {
+		if err := s.commitChunks(context.WithoutCancel(ctx), change, puts, chunks, shedding(chunks, changed)); err != nil {
 			s.whole.Store(false) // not kept at stop: the next start rebuilds it
 			s.log.ErrorContext(ctx, "index commit failed; the next start rebuilds the index", "catalog", cat, "error", err)
 		}
@@ -595,19 +607,47 @@ func indexChunks(upsert []int, remove []core.Key, size int) []indexPart {
 
 // commitChunks commits the prepared first part of an index change, then
 // prepares and commits the others, inside one publication (the caller's
-// Visibility.Publish): readers see the whole change at once.
-func (s *Service) commitChunks(ctx context.Context, first ports.IndexChange, puts []ports.StoredResource, chunks []indexPart) error {
+// Visibility.Publish): readers see the whole change at once. With shed,
+// the resources of puts are emptied to their keys as the index takes them
+// (Prepare keeps its own copies): the store holds them already, and a
+// large file's change no longer holds all its resources while the last
+// chunks are analysed.
+func (s *Service) commitChunks(ctx context.Context, first ports.IndexChange, puts []ports.StoredResource, chunks []indexPart, shed bool) error {
+	if shed {
+		shedResources(puts, chunks[0].upsert)
+	}
 	err := first.Commit()
 	for _, ch := range chunks[1:] {
 		if err != nil {
 			return err
 		}
+		part := resourcesAt(puts, ch.upsert)
+		if shed {
+			shedResources(puts, ch.upsert)
+		}
 		var change ports.IndexChange
-		if change, err = s.index.Prepare(ctx, resourcesAt(puts, ch.upsert), ch.remove); err == nil {
+		if change, err = s.index.Prepare(ctx, part, ch.remove); err == nil {
 			err = change.Commit()
 		}
 	}
 	return err
+}
+
+// shedding says whether commitChunks may empty the resources of a change:
+// when it has several chunks and its vectors go to the background queue,
+// which holds keys (updateVectors embeds a change of at most
+// syncEmbedLimit resources from puts before it answers).
+func shedding(chunks []indexPart, changed []int) bool {
+	return len(chunks) > 1 && len(changed) > syncEmbedLimit
+}
+
+// shedResources empties the resources of puts at the indexes at to their
+// keys.
+func shedResources(puts []ports.StoredResource, at []int) {
+	for _, j := range at {
+		r := &puts[j].Resource
+		puts[j] = ports.StoredResource{Resource: core.Resource{Catalog: r.Catalog, ID: r.ID}}
+	}
 }
 
 // resourcesAt copies the resources of puts at the indexes at: an index

@@ -28,13 +28,24 @@ import (
 // in the real app (hash embedder), once per process, and reports:
 //
 //	apply-s          the apply's answer time
-//	peak-heap-MB     the largest live heap seen (sampled every 50 ms)
+//	peak-heap-MB     the largest heap of objects seen during the apply
+//	                 (sampled every 50 ms; live and not yet swept garbage:
+//	                 what the heap grew to)
+//	peak-live-MB     the largest live heap seen during the apply (marked
+//	                 live by a GC cycle), and when (logged)
 //	hwm-applied-MB   the process's VmHWM when the apply has answered
+//	live-after-MB    the live heap right after the answer (after a GC):
+//	                 what the process keeps of the apply (index, lexicon,
+//	                 badger) before the background vectors grow it
 //	hwm-vectors-MB   VmHWM once the background vectors have caught up
+//	                 (FILE_VECTORS=skip: not waited for, reported as now)
 //
 // VmHWM is the process's peak RSS, so run it alone in a fresh process
 // (-benchtime 1x). With HEAP_OUT=FILE the heap profile taken at the
-// largest live heap is written there (what holds memory at the peak):
+// largest live heap is written there (what holds memory at the peak; its
+// inuse figures are those of the GC cycle that marked that heap), and the
+// one of live-after-MB to FILE.after; with CPU_OUT=FILE, the CPU profile
+// of the apply:
 //
 //	FILE_N=100000 HEAP_OUT=/tmp/fa.heap go test -run '^$' -bench FileApply -benchtime 1x ./test/perf/
 //	go tool pprof -sample_index=inuse_space -top /tmp/fa.heap
@@ -70,9 +81,21 @@ func BenchmarkFileApply(b *testing.B) {
 		req := httptest.NewRequest(http.MethodPost, "/admin/ingest/file?catalog=dkbr", bytes.NewReader(body.Bytes()))
 		req.Header.Set("Content-Type", mw.FormDataContentType())
 		rec := httptest.NewRecorder()
+		if f := os.Getenv("CPU_OUT"); f != "" {
+			out, err := os.Create(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(out); err != nil {
+				b.Fatal(err)
+			}
+			defer out.Close()
+		}
 		t0 := time.Now()
 		h.ServeHTTP(rec, req)
 		took := time.Since(t0)
+		peak.stop(b)
+		pprof.StopCPUProfile()
 		if rec.Code != http.StatusOK {
 			b.Fatalf("apply: %d %.300s", rec.Code, rec.Body.String())
 		}
@@ -83,8 +106,15 @@ func BenchmarkFileApply(b *testing.B) {
 		b.ReportMetric(took.Seconds(), "apply-s")
 		hwmApplied := vmHWM(b)
 		b.ReportMetric(float64(hwmApplied)/(1<<20), "hwm-applied-MB")
+		runtime.GC()
+		live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		metrics.Read(live)
+		b.ReportMetric(float64(live[0].Value.Uint64())/1e6, "live-after-MB")
+		if f := os.Getenv("HEAP_OUT"); f != "" {
+			writeHeap(f + ".after")
+		}
 		caught := time.Now()
-		for {
+		for os.Getenv("FILE_VECTORS") != "skip" {
 			var ans core.SearchResponse
 			if err := json.Unmarshal(call(b, h, http.MethodGet, "/api/search?q=zzqqxx&databases=dkbr&vector=true&limit=1").Body.Bytes(), &ans); err != nil {
 				b.Fatal(err)
@@ -97,10 +127,12 @@ func BenchmarkFileApply(b *testing.B) {
 		}
 		b.ReportMetric(time.Since(caught).Seconds(), "vectors-s")
 		b.ReportMetric(float64(vmHWM(b))/(1<<20), "hwm-vectors-MB")
-		b.ReportMetric(float64(peak.stop(b))/1e6, "peak-heap-MB")
+		b.ReportMetric(float64(peak.max)/1e6, "peak-heap-MB")
+		b.ReportMetric(float64(peak.maxLive)/1e6, "peak-live-MB")
 		// Also logged: a failure later (stopping the app) drops the metrics.
-		b.Logf("%d rows: apply %.1f s, peak heap %.0f MB, VmHWM %.0f MiB after the apply, vectors %.1f s later",
-			n, took.Seconds(), float64(peak.max)/1e6, float64(hwmApplied)/(1<<20), time.Since(caught).Seconds())
+		b.Logf("%d rows: apply %.1f s, peak heap %.0f MB, peak live heap %.0f MB (%.1f s after the upload), VmHWM %.0f MiB after the apply, vectors %.1f s later",
+			n, took.Seconds(), float64(peak.max)/1e6, float64(peak.maxLive)/1e6, peak.liveAt.Seconds(),
+			float64(hwmApplied)/(1<<20), time.Since(caught).Seconds())
 	}
 }
 
@@ -134,14 +166,17 @@ func procStatus(b *testing.B, field string) int64 {
 	return 0
 }
 
-// heapPeak samples the live heap (objects) every 50 ms and keeps the
-// largest; with a file name it writes a heap profile whenever the largest
-// grew by a tenth, so the last one written is taken near the peak.
+// heapPeak samples the heap every 50 ms and keeps the largest heap of
+// objects and the largest live heap (as marked by the last GC cycle); with
+// a file name it writes a heap profile whenever the largest live heap grew
+// by a twentieth, so the last one written is taken at (or near) the peak.
 type heapPeak struct {
-	file string
-	max  uint64
-	done chan struct{}
-	wg   sync.WaitGroup
+	file    string
+	max     uint64
+	maxLive uint64
+	liveAt  time.Duration // when maxLive was seen, from start
+	done    chan struct{}
+	wg      sync.WaitGroup
 }
 
 func newHeapPeak(file string) *heapPeak { return &heapPeak{file: file} }
@@ -149,9 +184,10 @@ func newHeapPeak(file string) *heapPeak { return &heapPeak{file: file} }
 func (p *heapPeak) start() {
 	p.done = make(chan struct{})
 	p.wg.Add(1)
+	t0 := time.Now()
 	go func() {
 		defer p.wg.Done()
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
 		written := uint64(0)
 		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()
@@ -162,23 +198,28 @@ func (p *heapPeak) start() {
 			case <-t.C:
 			}
 			metrics.Read(s)
-			v := s[0].Value.Uint64()
-			if v > p.max {
-				p.max = v
+			v, live := s[0].Value.Uint64(), s[1].Value.Uint64()
+			p.max = max(p.max, v)
+			if live > p.maxLive {
+				p.maxLive, p.liveAt = live, time.Since(t0)
 			}
-			if p.file != "" && v > written+written/10 {
-				written = v
-				if f, err := os.Create(p.file); err == nil {
-					pprof.Lookup("heap").WriteTo(f, 0)
-					f.Close()
-				}
+			if p.file != "" && live > written+written/20 {
+				written = live
+				writeHeap(p.file)
 			}
 		}
 	}()
 }
 
-func (p *heapPeak) stop(b *testing.B) uint64 {
+// writeHeap writes a heap profile to file.
+func writeHeap(file string) {
+	if f, err := os.Create(file); err == nil {
+		pprof.Lookup("heap").WriteTo(f, 0)
+		f.Close()
+	}
+}
+
+func (p *heapPeak) stop(b *testing.B) {
 	close(p.done)
 	p.wg.Wait()
-	return p.max
 }
