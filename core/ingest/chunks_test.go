@@ -200,3 +200,73 @@ func TestLargeFileAppliedAsBefore(t *testing.T) {
 		t.Error("Apply changed the caller's release")
 	}
 }
+
+// feedOf is a change feed that announces one change: srs, at counter 1.
+type feedOf struct{ srs []ports.StoredResource }
+
+func (f feedOf) Since(_ context.Context, _ core.CatalogID, after uint64, fn func(ports.StoredResource) error) (uint64, error) {
+	if after >= 1 {
+		return after, nil
+	}
+	for _, sr := range f.srs {
+		if err := fn(sr); err != nil {
+			return after, err
+		}
+	}
+	return 1, nil
+}
+
+func (feedOf) Watch(ctx context.Context, _ func(core.CatalogID, uint64)) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+type freeLocks struct{}
+
+func (freeLocks) TryLock(context.Context, string) (func(), bool, error) { return func() {}, true, nil }
+
+// TestCatchUpOfALargeChangeIndexesItWhole: another replica's write larger
+// than syncEmbedLimit and the index chunk, caught up before this replica's
+// own write (which lets go of the change's records once the index has its
+// chunks), is searchable whole when the write answers, and every resource
+// gets its vector.
+func TestCatchUpOfALargeChangeIndexesItWhole(t *testing.T) {
+	ctx := context.Background()
+	const n = 2100
+	store, index := storeAndIndex(t)
+	var srs []ports.StoredResource
+	for i := range n {
+		v := float64(i)
+		r := core.Resource{ID: fmt.Sprintf("#O%04d", i), Catalog: core.DKBR, NameDA: fmt.Sprintf("Fjernsten %d", i), Unit: "kg", A1A3: &v,
+			Source: core.CatalogInfo(core.DKBR).Source, Version: "O1"}
+		srs = append(srs, ports.StoredResource{Resource: r, Hash: core.ContentHash(&r)})
+	}
+	vec := embedding.New(embedder.NewHash(), store, hnsw.NewCatalogIndex(ports.EmbeddingDim), store, quiet)
+	svc := ingest.New(ingest.Config{IndexChunk: 300, Feed: feedOf{srs}, Locks: freeLocks{}}, store, index, core.NewVisibility(), vec,
+		noEvents{}, ingest.Sources{}, quiet)
+	t.Cleanup(func() { svc.Stop(); svc.Wait() })
+	if _, err := svc.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The other replica's write, then this one's.
+	if err := store.Apply(ctx, core.DKBR, ports.Changes{Put: srs}); err != nil {
+		t.Fatal(err)
+	}
+	v := 1.0
+	if _, err := svc.Apply(ctx, core.Release{Catalog: core.DKBR, Origin: core.OriginFile, Version: "L1",
+		Resources: []core.Resource{{ID: "#L1", NameDA: "Lokalsten", Unit: "kg", A1A3: &v}}}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := index.Search(ctx, core.TextQuery{Text: "fjernsten", Limit: 2 * n})
+	if err != nil || len(hits) != n {
+		t.Fatalf("the other replica's change searchable: %d of %d (%v)", len(hits), n, err)
+	}
+	for deadline := time.Now().Add(time.Minute); vec.Backlog() > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) { // a deadlock guard, not a measure
+			t.Fatalf("vectors: backlog %d after a minute", vec.Backlog())
+		}
+	}
+	if vec.Index().Len() != n+1 {
+		t.Fatalf("vectors: %d of %d", vec.Index().Len(), n+1)
+	}
+}

@@ -151,13 +151,25 @@ func (s *Service) catchUpLocked(ctx context.Context, cat core.CatalogID) error {
 	if err != nil {
 		return fmt.Errorf("indexing changes %d..%d: %w", s.follows[cat].seen+1, upTo, err)
 	}
-	err = s.vis.Publish(func() error { return s.commitChunks(ctx, change, puts, chunks, shedding(chunks, changed)) })
+	drop := dropsPuts(chunks, changed)
+	var vectorKeys []core.Key
+	err = s.vis.Publish(func() error {
+		parts := laterParts(puts, chunks)
+		if drop {
+			vectorKeys, puts = keysAt(puts, changed), nil
+		}
+		return s.commitChunks(ctx, change, parts, chunks)
+	})
 	if err != nil {
 		return fmt.Errorf("indexing changes %d..%d: %w", s.follows[cat].seen+1, upTo, err)
 	}
 	s.log.InfoContext(ctx, "indexed another replica's writes", "catalog", cat, "from", s.follows[cat].seen+1, "to", upTo,
 		"upserted", len(changed), "withdrawn", len(remove))
 	s.follows[cat].seen = upTo
-	s.updateVectors(ctx, cat, puts, changed, remove)
+	if drop {
+		s.queueVectors(cat, vectorKeys, remove)
+	} else {
+		s.updateVectors(ctx, cat, puts, changed, remove)
+	}
 	return nil
 }

@@ -537,11 +537,18 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	// beside running searches, the others after the store write, inside the
 	// publication (readers wait for them, as they wait for the commit; the
 	// change still appears whole and at once).
+	//
+	// Once the store holds the change, a large one lets go of its records
+	// (puts) before the other chunks are indexed: each chunk's resources
+	// are moved into a slice of their own, freed when the index has taken
+	// it, and the vectors' queue gets the keys (see dropsPuts).
 	chunks := indexChunks(changed, toRemove, s.cfg.IndexChunk)
 	change, err := s.index.Prepare(ctx, resourcesAt(puts, chunks[0].upsert), chunks[0].remove)
 	if err != nil {
 		return core.IngestResult{}, core.Unavailablef(err, "indexing %s failed; nothing was changed", cat)
 	}
+	drop := dropsPuts(chunks, changed)
+	var vectorKeys []core.Key
 	err = s.vis.Publish(func() error {
 		if err := s.store.Apply(ctx, cat, ports.Changes{Put: puts, Meta: &meta, Events: events, IfCounter: s.ifCounter(meta)}); err != nil {
 			change.Discard()
@@ -559,7 +566,11 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 		}
 		s.wrote(cat, meta.Counter, len(puts))
 		// Stored: the index follows whatever the caller does now.
-		if err := s.commitChunks(context.WithoutCancel(ctx), change, puts, chunks, shedding(chunks, changed)); err != nil {
+		parts := laterParts(puts, chunks)
+		if drop {
+			vectorKeys, puts = keysAt(puts, changed), nil
+		}
+		if err := s.commitChunks(context.WithoutCancel(ctx), change, parts, chunks); err != nil {
 			s.whole.Store(false) // not kept at stop: the next start rebuilds it
 			s.log.ErrorContext(ctx, "index commit failed; the next start rebuilds the index", "catalog", cat, "error", err)
 		}
@@ -570,7 +581,11 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	}
 	written()
 	// Vectors for new and changed resources only (vectors.go).
-	s.updateVectors(ctx, cat, puts, changed, toRemove)
+	if drop {
+		s.queueVectors(cat, vectorKeys, toRemove)
+	} else {
+		s.updateVectors(ctx, cat, puts, changed, toRemove)
+	}
 	res.FinishedAt = s.now().UTC() // the answer's time includes the write and the index update
 	s.log.InfoContext(ctx, "ingest applied", "catalog", cat, "origin", res.Origin, "version", res.Version,
 		"seen", res.Seen, "upserted", res.Upserted, "unchanged", res.Unchanged, "rejected", res.Rejected, "withdrawn", res.Withdrawn)
@@ -607,47 +622,54 @@ func indexChunks(upsert []int, remove []core.Key, size int) []indexPart {
 
 // commitChunks commits the prepared first part of an index change, then
 // prepares and commits the others, inside one publication (the caller's
-// Visibility.Publish): readers see the whole change at once. With shed,
-// the resources of puts are emptied to their keys as the index takes them
-// (Prepare keeps its own copies): the store holds them already, and a
-// large file's change no longer holds all its resources while the last
-// chunks are analysed.
-func (s *Service) commitChunks(ctx context.Context, first ports.IndexChange, puts []ports.StoredResource, chunks []indexPart, shed bool) error {
-	if shed {
-		shedResources(puts, chunks[0].upsert)
-	}
+// Visibility.Publish): readers see the whole change at once. parts holds
+// the resources of each part after the first (laterParts); each is let go
+// once prepared (the index keeps its own copies).
+func (s *Service) commitChunks(ctx context.Context, first ports.IndexChange, parts [][]core.Resource, chunks []indexPart) error {
 	err := first.Commit()
-	for _, ch := range chunks[1:] {
+	for k := 1; k < len(chunks); k++ {
 		if err != nil {
 			return err
 		}
-		part := resourcesAt(puts, ch.upsert)
-		if shed {
-			shedResources(puts, ch.upsert)
-		}
+		part := parts[k]
+		parts[k] = nil
 		var change ports.IndexChange
-		if change, err = s.index.Prepare(ctx, part, ch.remove); err == nil {
+		if change, err = s.index.Prepare(ctx, part, chunks[k].remove); err == nil {
 			err = change.Commit()
 		}
 	}
 	return err
 }
 
-// shedding says whether commitChunks may empty the resources of a change:
-// when it has several chunks and its vectors go to the background queue,
-// which holds keys (updateVectors embeds a change of at most
-// syncEmbedLimit resources from puts before it answers).
-func shedding(chunks []indexPart, changed []int) bool {
+// laterParts copies the resources of each index part after the first out
+// of puts, one slice per part (nil for the first).
+func laterParts(puts []ports.StoredResource, chunks []indexPart) [][]core.Resource {
+	parts := make([][]core.Resource, len(chunks))
+	for k := 1; k < len(chunks); k++ {
+		parts[k] = resourcesAt(puts, chunks[k].upsert)
+	}
+	return parts
+}
+
+// dropsPuts says whether an ingest lets go of its records (puts) once the
+// store holds them: when its index change has several parts (laterParts
+// holds their resources) and its vectors go to the background queue, which
+// needs only keys (updateVectors embeds a change of at most syncEmbedLimit
+// resources from puts before it answers). Of a 100,000-row file's change
+// that is about 110 MB (the records, their texts and conversions) no
+// longer held while the last chunks are analysed and the lexicon is at its
+// largest.
+func dropsPuts(chunks []indexPart, changed []int) bool {
 	return len(chunks) > 1 && len(changed) > syncEmbedLimit
 }
 
-// shedResources empties the resources of puts at the indexes at to their
-// keys.
-func shedResources(puts []ports.StoredResource, at []int) {
-	for _, j := range at {
-		r := &puts[j].Resource
-		puts[j] = ports.StoredResource{Resource: core.Resource{Catalog: r.Catalog, ID: r.ID}}
+// keysAt returns the keys of the resources of puts at the indexes at.
+func keysAt(puts []ports.StoredResource, at []int) []core.Key {
+	out := make([]core.Key, len(at))
+	for i, j := range at {
+		out[i] = puts[j].Resource.Key()
 	}
+	return out
 }
 
 // resourcesAt copies the resources of puts at the indexes at: an index

@@ -50,10 +50,24 @@ func (s *Service) updateVectors(ctx context.Context, cat core.CatalogID, puts []
 		}
 		return
 	}
-	keys := make([]core.Key, len(changed))
-	for i, j := range changed {
-		keys[i] = puts[j].Resource.Key()
+	s.queueLocked(cat, keysAt(puts, changed), remove)
+	s.vq.mu.Unlock()
+}
+
+// queueVectors queues the vectors of a change in the background: what
+// updateVectors does with a large change, given its keys.
+func (s *Service) queueVectors(cat core.CatalogID, keys, remove []core.Key) {
+	if s.vectors == nil || len(keys)+len(remove) == 0 {
+		return
 	}
+	s.vq.mu.Lock()
+	s.queueLocked(cat, keys, remove)
+	s.vq.mu.Unlock()
+}
+
+// queueLocked appends a job to the queue and starts its worker; s.vq.mu is
+// held.
+func (s *Service) queueLocked(cat core.CatalogID, keys, remove []core.Key) {
 	s.vq.jobs = append(s.vq.jobs, vectorJob{catalog: cat, upsert: keys, remove: remove})
 	s.vectors.AddBacklog(len(keys))
 	if !s.vq.running {
@@ -65,7 +79,6 @@ func (s *Service) updateVectors(ctx context.Context, cat core.CatalogID, puts []
 		// a data race). It ends with the service (Stop).
 		go s.runVectors(s.life)
 	}
-	s.vq.mu.Unlock()
 }
 
 // runVectors works through the queue until it is empty.

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +29,10 @@ import (
 // in the real app (hash embedder), once per process, and reports:
 //
 //	apply-s          the apply's answer time
+//	cpu-s            the process's CPU time (user and system) during the
+//	                 apply: steadier than apply-s on a shared machine
+//	gc-cpu-s         the garbage collector's share of it (what a memory
+//	                 limit trades for memory)
 //	peak-heap-MB     the largest heap of objects seen during the apply
 //	                 (sampled every 50 ms; live and not yet swept garbage:
 //	                 what the heap grew to)
@@ -91,9 +96,11 @@ func BenchmarkFileApply(b *testing.B) {
 			}
 			defer out.Close()
 		}
+		cpu0, gc0 := cpuTimes()
 		t0 := time.Now()
 		h.ServeHTTP(rec, req)
 		took := time.Since(t0)
+		cpu1, gc1 := cpuTimes()
 		peak.stop(b)
 		pprof.StopCPUProfile()
 		if rec.Code != http.StatusOK {
@@ -104,6 +111,8 @@ func BenchmarkFileApply(b *testing.B) {
 			b.Fatalf("apply: %v %+v", err, res)
 		}
 		b.ReportMetric(took.Seconds(), "apply-s")
+		b.ReportMetric(cpu1-cpu0, "cpu-s")
+		b.ReportMetric(gc1-gc0, "gc-cpu-s")
 		hwmApplied := vmHWM(b)
 		b.ReportMetric(float64(hwmApplied)/(1<<20), "hwm-applied-MB")
 		runtime.GC()
@@ -146,6 +155,17 @@ func fileCSV(n int) []byte {
 		fmt.Fprintf(&sb, "#T%06d;Produkt %d beton klasse %d;Product %d;%s;m3;%d\n", i, i, i%40, i, v, 100+rng.IntN(2401))
 	}
 	return []byte(sb.String())
+}
+
+// cpuTimes returns the process's CPU seconds (user and system) and the
+// garbage collector's estimated CPU seconds so far.
+func cpuTimes() (cpu, gc float64) {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return cpu, s[0].Value.Float64()
 }
 
 // vmHWM is the process's peak resident set size in bytes.
