@@ -87,5 +87,12 @@ func Restore(dir string, r io.Reader, log *zap.Logger) (err error) {
 		_ = s.Close()
 		return fmt.Errorf("loading the backup: %w", err)
 	}
+	// A backup taken while a large change was being journaled holds part
+	// of it and its undo entries: the restored store rolls it back now
+	// (the next Open would too).
+	if _, err := s.recoverJournals(context.Background()); err != nil {
+		_ = s.Close()
+		return fmt.Errorf("rolling back the change unfinished in the backup: %w", err)
+	}
 	return s.Close()
 }

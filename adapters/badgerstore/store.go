@@ -6,22 +6,28 @@
 //	res/<catalog>/<id>  -> JSON {"resource": core.Resource, "hash": string}
 //	meta/<catalog>      -> JSON core.CatalogMeta
 //	kv/<key>            -> raw bytes, optionally with a TTL (PutTTL/GetKV)
+//	jnl/<catalog>/...   -> the undo journal of a large Apply (journal.go)
 //
 // Scan walks the res/<catalog>/ prefix, so resources come in byte order of
-// their ids. Apply writes all its resources and the catalog meta in one
-// Badger transaction, and writes are synced to disk before Apply returns, so
-// after a crash or power loss every resource is either wholly old or wholly
-// new and the meta matches them.
+// their ids. Apply writes all its resources, the catalog meta and the
+// events all or nothing, synced to disk before Apply returns: after a
+// crash, a power loss or an error every resource is either wholly old or
+// wholly new, the meta matches them, and the events are recorded exactly
+// when the resources are.
 //
-// Transaction size: Badger caps one transaction at 15% of the memtable size
-// in bytes and at that budget divided by a skiplist node size in entries.
-// With the 64 MiB memtable used here (sized so one file of 100,000 rows
-// applies atomically) that is about 10 MB and 104,857 entries. Records of
-// 256 bytes or more live in the value log and cost only their key plus ~24
-// bytes of the byte budget, so for real resources the entry count binds:
-// one Apply takes about 104,800 resources plus the meta. Only records under
-// 256 bytes, which are stored inline, can lower that. An Apply over the limit fails
-// with a KindInvalid error that wraps badger.ErrTxnTooBig, and writes nothing.
+// Transaction size: a small change is one Badger transaction. A change of
+// more than oneTxnMax resources, more than txnValueBytes of value-log
+// bytes, or more entries than Badger takes in one transaction (15% of the
+// 64 MiB memtable in bytes, about 104,800 entries) is written through an
+// undo journal (journal.go): the old records first, then the new ones, in
+// transactions of at most journalChunk entries, then one transaction with
+// the meta and the events is the commit point. Open rolls back a journal
+// that a crash left before its commit point. So a change of any size
+// applies atomically; a large one writes its records twice (old and new)
+// and takes one synced transaction per chunk. The core's readers do not
+// see a journal half done because core.Visibility holds them back while a
+// change is published; a Backup taken meanwhile (a snapshot of the files)
+// holds the journal, and Restore rolls it back.
 //
 // Space: rewritten values stay in the value log until Badger's value-log GC
 // rewrites their file, which it does only for files its compactions have
@@ -63,6 +69,13 @@ const (
 	// memTableSize bounds the memory of the write path (two memtables) and
 	// the transaction size (15% of it); see the package comment.
 	memTableSize = 64 << 20
+	// valueLogFileSize is the size of a value-log file. Badger maps a new
+	// file at twice this size and moves to the next file only between
+	// transactions: a transaction with more values than fit in the mapping
+	// grows it entry by entry, each growth syncing the whole file (a
+	// 100,000-resource transaction took 86 s instead of 4), so large
+	// changes are written in transactions of at most txnValueBytes.
+	valueLogFileSize = 16 << 20
 	// valueThreshold sends almost every resource record to the value log,
 	// so a transaction's byte budget is spent on keys, not on resource JSON.
 	valueThreshold = 256
@@ -100,6 +113,9 @@ type Store struct {
 	// writes is held shared by every call that writes and exclusively by
 	// settle while Badger's writes are blocked (they would fail, not wait).
 	writes sync.RWMutex
+	// applyLocks orders the Applies of each catalog: shared by a change in
+	// one transaction, exclusive for a journaled one (journal.go).
+	applyLocks map[core.CatalogID]*sync.RWMutex
 	// written counts value-log bytes written since the last settle;
 	// settleAt is how many make the next one due (see settle).
 	written  atomic.Int64
@@ -135,7 +151,7 @@ func Open(dir string, log *zap.Logger) (*Store, error) {
 		WithMemTableSize(memTableSize).
 		WithNumMemtables(2).
 		WithValueThreshold(valueThreshold).
-		WithValueLogFileSize(16 << 20).
+		WithValueLogFileSize(valueLogFileSize).
 		WithBlockCacheSize(8 << 20).
 		WithNumCompactors(2)
 	db, err := badger.Open(opts)
@@ -146,13 +162,26 @@ func Open(dir string, log *zap.Logger) (*Store, error) {
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
 	s := &Store{db: db, log: log, stopGC: make(chan struct{}), gcDone: make(chan struct{}),
-		settleCh: make(chan struct{}, 1)}
+		settleCh: make(chan struct{}, 1), applyLocks: map[core.CatalogID]*sync.RWMutex{}}
+	for _, c := range core.Catalogs {
+		s.applyLocks[c] = new(sync.RWMutex)
+	}
 	s.idle = sync.NewCond(&s.mu)
+	s.settleAt.Store(max(settleFloor, s.vlogBytes()/2))
 	if err := s.takeIndexMark(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
-	s.settleAt.Store(max(settleFloor, s.vlogBytes()/2))
+	// A change cut by a crash mid-journal is rolled back before anything
+	// reads the store.
+	rolledBack, err := s.recoverJournals(context.Background())
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("badgerstore: open %s: rolling back an unfinished change: %w", dir, err)
+	}
+	if rolledBack {
+		s.indexMark = "" // the data moved since any index was kept: rebuild it
+	}
 	log.Debug("badger store open", zap.String("dir", dir),
 		zap.Int64("max_txn_entries", db.MaxBatchCount()), zap.Int64("max_txn_bytes", db.MaxBatchSize()))
 	go s.gcLoop()
@@ -493,30 +522,74 @@ func (s *Store) Count(ctx context.Context, catalog core.CatalogID) (int, error) 
 	return n, err
 }
 
-// Apply writes every Put, the Meta and the Events in one transaction: all
-// or nothing. Resources must belong to catalog, which must be canonical, so
+// Apply writes every Put, the Meta and the Events all or nothing: after an
+// error, a crash or a power loss the store holds either the whole change or
+// none of it. Resources must belong to catalog, which must be canonical, so
 // that FindByID (which looks in core.Catalogs) sees everything Apply writes.
 // An event whose id was recorded before is skipped, as by RecordEvent.
+//
+// A small change is one transaction; a large one (more than oneTxnMax
+// resources, or more than Badger takes in one transaction) goes through the
+// undo journal (journal.go).
 func (s *Store) Apply(ctx context.Context, catalog core.CatalogID, ch ports.Changes) error {
 	if err := ch.Check(catalog); err != nil {
 		return err
 	}
+	op := fmt.Sprintf("apply %d resources and %d events to %s", len(ch.Put), len(ch.Events), catalog)
+	lock := s.applyLocks[catalog]
+	if len(ch.Put) <= oneTxnMax {
+		lock.RLock()
+		err := s.applyOne(ctx, catalog, ch)
+		lock.RUnlock()
+		if !errors.Is(err, badger.ErrTxnTooBig) && !errors.Is(err, errTxnValues) {
+			return s.writeErr(op, err)
+		}
+		// Too big after all (more values than txnValueBytes, or more than
+		// Badger takes: long ids, records stored inline): journal it.
+	}
+	lock.Lock()
+	defer lock.Unlock()
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	return s.writeErr(op, s.applyJournaled(ctx, catalog, ch))
+}
+
+// txnValueBytes bounds the value-log bytes (keys and values of records of
+// valueThreshold or more) of one transaction of Apply; see
+// valueLogFileSize.
+var txnValueBytes = valueLogFileSize - 2<<20 // a variable for benchmarks
+
+// errTxnValues: a change has more values than one transaction should
+// write (txnValueBytes).
+var errTxnValues = errors.New("badgerstore: more values than one transaction writes well")
+
+// applyOne writes ch in one transaction; it fails with errTxnValues, having
+// written nothing, when the change has more than txnValueBytes of values.
+func (s *Store) applyOne(ctx context.Context, catalog core.CatalogID, ch ports.Changes) error {
 	if err := s.enterWrite(ctx); err != nil {
 		return err
 	}
 	defer s.leaveWrite()
 	// Retried on conflict: the event checks read keys a concurrent
 	// RecordEvent or FanOut may write.
-	var n int
+	var n, vlog int // value bytes; value-log bytes (values and their keys)
 	err := s.updateRetry(ctx, func(txn *badger.Txn) error {
-		n = 0
+		n, vlog = 0, 0
 		for _, p := range ch.Put {
 			v, err := json.Marshal(record{Resource: p.Resource, Hash: p.Hash})
 			if err != nil {
 				return fmt.Errorf("badgerstore: encode %s: %w", p.Resource.Ref(), err)
 			}
-			n += valueBytes(len(v))
-			if err := txn.Set(resKey(catalog, p.Resource.ID), v); err != nil {
+			key := resKey(catalog, p.Resource.ID)
+			if b := valueBytes(len(v)); b > 0 {
+				n, vlog = n+b, vlog+len(key)+b
+				if vlog > txnValueBytes {
+					return errTxnValues
+				}
+			}
+			if err := txn.Set(key, v); err != nil {
 				return err
 			}
 		}
@@ -539,7 +612,7 @@ func (s *Store) Apply(ctx context.Context, catalog core.CatalogID, ch ports.Chan
 	if err == nil {
 		s.wrote(n)
 	}
-	return s.writeErr(fmt.Sprintf("apply %d resources and %d events to %s", len(ch.Put), len(ch.Events), catalog), err)
+	return err
 }
 
 // writeErr classifies a failed write: a too-big transaction is the caller's

@@ -212,6 +212,57 @@ func testApplyMaxBatch(t *testing.T, b Backend) {
 	}
 }
 
+// LargeChange is how many resources testApplyLarge puts in one Apply: more
+// entries than one badger transaction takes with badgerstore's 64 MiB
+// memtable (104,857; badgerstore's tests check that it stays more).
+const LargeChange = 110000
+
+// A change larger than one badger transaction applies whole: every
+// resource (some rewritten, most new), the meta and the event. Resources
+// are small, so the size is cheap for every store.
+func testApplyLarge(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := open(t, b)
+	gen := func(g, n int) []ports.StoredResource {
+		puts := make([]ports.StoredResource, n)
+		for i := range puts {
+			puts[i] = ports.StoredResource{Hash: fmt.Sprint(g), Resource: core.Resource{
+				ID: fmt.Sprintf("r%06d", i), Catalog: core.National, NameSV: fmt.Sprintf("%d/%d", g, i)}}
+		}
+		return puts
+	}
+	must(t, s.Apply(ctx, core.National, ports.Changes{Put: gen(1, 1000), Meta: &core.CatalogMeta{Catalog: core.National, Version: "1"}}))
+	ev := core.Event{ID: "large", Type: core.EventCatalogChanged, Catalog: core.National}
+	must(t, s.Apply(ctx, core.National, ports.Changes{Put: gen(2, LargeChange), Events: []core.Event{ev},
+		Meta: &core.CatalogMeta{Catalog: core.National, Version: "2"}}))
+	if n, err := s.Count(ctx, core.National); err != nil || n != LargeChange {
+		t.Fatalf("Count = %d, %v; want %d", n, err, LargeChange)
+	}
+	sample := []int{0, 999, 1000, 54321, 104856, 104857, LargeChange - 1}
+	var keys []core.Key
+	for _, i := range sample {
+		keys = append(keys, core.Key{Catalog: core.National, ID: fmt.Sprintf("r%06d", i)})
+	}
+	got, err := s.GetMany(ctx, keys)
+	must(t, err)
+	if len(got) != len(keys) {
+		t.Fatalf("GetMany found %d of %d", len(got), len(keys))
+	}
+	for j, r := range got {
+		if r.Resource.ID != keys[j].ID || r.Hash != "2" || r.Resource.NameSV != fmt.Sprintf("2/%d", sample[j]) {
+			t.Fatalf("%s = %+v", keys[j].ID, r)
+		}
+	}
+	if m := meta(t, s, core.National); m.Version != "2" {
+		t.Fatalf("meta %+v", m)
+	}
+	evs, err := s.Outbox(ctx)
+	must(t, err)
+	if len(evs) != 1 || evs[0].ID != ev.ID {
+		t.Fatalf("outbox %+v", evs)
+	}
+}
+
 // Of an id put twice in one Apply, the last Put wins.
 func testApplyRepeatedID(t *testing.T, b Backend) {
 	ctx := context.Background()

@@ -72,6 +72,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 		{"ApplyAtomic", testApplyAtomic},
 		{"ApplyMaxBatch", testApplyMaxBatch},
 		{"ApplyRepeatedID", testApplyRepeatedID},
+		{"ApplyLargerThanOneBadgerTransaction", testApplyLarge},
 		{"Closed", testClosed},
 		{"KVTTL", testKVTTL},
 		{"KVDelete", testKVDelete},
