@@ -41,6 +41,21 @@ type VectorIndex interface {
 	Len() int
 }
 
+// VectorSnapshots is what a VectorIndex offers (the service's HNSW does)
+// for being kept across a clean stop instead of rebuilt at start, under
+// the mark the store keeps for the text index (ResourceStore.IndexMark).
+type VectorSnapshots interface {
+	// Persist keeps the whole index, written by the embedder embedderID,
+	// under mark. It is called after the last write and before the store
+	// keeps the mark.
+	Persist(ctx context.Context, embedderID, mark string) error
+	// Resume replaces the index's contents with those persisted by
+	// embedderID under mark and reports whether it did; false (the index
+	// untouched, to be rebuilt) when none matches, with an error when one
+	// was found but could not be read. What was kept is taken up once.
+	Resume(ctx context.Context, embedderID, mark string) (bool, error)
+}
+
 // StoredVector is a resource's vector with the content hash it was computed from.
 type StoredVector struct {
 	Key  core.Key

@@ -17,6 +17,11 @@ type CatalogIndex struct {
 	dim int
 	mu  sync.RWMutex // guards the map; each Index guards itself
 	per map[core.CatalogID]*Index
+	// path is the file the graphs are kept in across a clean stop ("":
+	// none); taken is the snapshot found there at open, set aside for
+	// Resume ("": none). See persist.go.
+	path  string
+	taken string
 }
 
 var _ ports.VectorIndex = (*CatalogIndex)(nil)

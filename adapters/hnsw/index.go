@@ -122,6 +122,7 @@ type Index struct {
 	linkMu [linkStripes]sync.Mutex
 
 	rng   *rand.Rand
+	pcg   *rand.PCG // rng's source, kept in a snapshot
 	rngMu sync.Mutex
 
 	wctx  *searchCtx // scratch of the vacuum, which holds the write lock
@@ -159,10 +160,11 @@ func New(dim int, opt Options) *Index {
 		efS:        opt.EfSearch,
 		exactBelow: opt.ExactBelow,
 		ml:         1 / math.Log(float64(opt.M)),
-		rng:        rand.New(rand.NewPCG(uint64(opt.Seed), 0x9e3779b97f4a7c15)),
+		pcg:        rand.NewPCG(uint64(opt.Seed), 0x9e3779b97f4a7c15),
 		ids:        make(map[string]uint32),
 		wctx:       new(searchCtx),
 	}
+	x.rng = rand.New(x.pcg)
 	x.ctxs.New = func() any { return new(searchCtx) }
 	return x
 }

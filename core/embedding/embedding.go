@@ -7,6 +7,7 @@ package embedding
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"sync"
@@ -33,7 +34,25 @@ type Syncer struct {
 	backlog atomic.Int64
 	// writes counts the ingests being applied; see Writing.
 	writes atomic.Int32
+
+	// gate is held shared by every update of the index and exclusively
+	// while a kept graph is taken up or written (Boot, Persist), so the
+	// graph taken up or kept is never half way through a change.
+	gate sync.RWMutex
+	// stopped is set by Persist: no update may follow.
+	stopped atomic.Bool
+	// booted says Boot ran to the end; failed that an update since may
+	// have left the index short of the store (an error, a cancellation).
+	// The index is kept at a stop only when it is booted, not failed, and
+	// nothing is queued (Backlog), so a kept graph is the store's.
+	booted, failed atomic.Bool
+	// tried and resumed: Resume has looked for a kept index, and took it
+	// up (under gate).
+	tried, resumed bool
 }
+
+// ErrStopped is returned by updates after Persist.
+var ErrStopped = errors.New("embedding: the vectors were kept for the next start; no more updates")
 
 // Writing marks an ingest being applied until done is called. Meanwhile
 // Update starts no new batch (one already started finishes: batchSize
@@ -95,13 +114,105 @@ func (s *Syncer) Index() ports.VectorIndex {
 	return s.index
 }
 
-// Boot drops other models' vectors, loads this model's vectors of live
-// resources whose content is unchanged, and embeds the rest. It returns how
-// many were loaded and how many computed.
+// Boot takes up the vector index kept at the last clean stop when the
+// store still holds the mark it was kept under (Resume, unless called
+// before): nothing was written since, so nothing is embedded, read or
+// inserted. Otherwise it drops other models' vectors, loads this model's
+// vectors of live resources whose content is unchanged, and embeds the
+// rest. It returns how many were loaded and how many computed.
 func (s *Syncer) Boot(ctx context.Context) (loaded, computed int, err error) {
 	if s == nil {
 		return 0, 0, nil
 	}
+	if s.Resume(ctx) {
+		return s.index.Len(), 0, nil
+	}
+	loaded, computed, err = s.rebuild(ctx)
+	if err == nil && ctx.Err() == nil {
+		s.booted.Store(true)
+	}
+	return loaded, computed, err
+}
+
+// Resume takes up the vector index kept at the last clean stop if the
+// store's mark is the one it was kept under, by this embedder, and reports
+// whether it did; Boot then has nothing left to do. Only the first call
+// looks (what was kept is taken up once). It reads one file, so a start
+// calls it before the text index is loaded, and readiness then includes
+// the vectors.
+func (s *Syncer) Resume(ctx context.Context) bool {
+	if s == nil {
+		return false
+	}
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	if !s.tried {
+		s.tried = true
+		s.resumed = s.resume(ctx)
+		if s.resumed {
+			s.booted.Store(true)
+		}
+	}
+	return s.resumed
+}
+
+// resume is Resume's first look; the caller holds gate.
+func (s *Syncer) resume(ctx context.Context) bool {
+	kept, ok := s.index.(ports.VectorSnapshots)
+	if !ok {
+		return false
+	}
+	mark, err := s.store.IndexMark(ctx)
+	if err != nil {
+		s.log.WarnContext(ctx, "reading the index mark failed; rebuilding the vector index", "error", err)
+		mark = ""
+	}
+	t := time.Now()
+	ok, err = kept.Resume(ctx, s.embedder.ID(), mark)
+	if err != nil {
+		s.log.WarnContext(ctx, "the vector index kept at the last stop cannot be taken up; rebuilding it", "error", err)
+		return false
+	}
+	if ok {
+		s.log.InfoContext(ctx, "vector index taken up from the last clean stop", "vectors", s.index.Len(), "took", time.Since(t).String())
+	}
+	return ok
+}
+
+// Persist keeps the vector index for the next start under mark, the mark
+// the store keeps next (after Persist returns) for the text index. It is
+// called once at stop, after the last write; updates after it fail with
+// ErrStopped. An index short of the store (Boot not finished, an update
+// that failed or was stopped, vectors still queued), or one that cannot
+// be kept (NewCatalogIndex in memory), is not kept: the next start
+// rebuilds it.
+func (s *Syncer) Persist(ctx context.Context, mark string) error {
+	if s == nil {
+		return nil
+	}
+	kept, ok := s.index.(ports.VectorSnapshots)
+	if !ok {
+		return nil
+	}
+	s.stopped.Store(true)
+	if !s.gate.TryLock() {
+		// Not waited for: an embedder may take seconds to answer.
+		return errors.New("vectors were still being updated")
+	}
+	defer s.gate.Unlock()
+	switch {
+	case !s.booted.Load():
+		return errors.New("the vectors were still loading")
+	case s.failed.Load():
+		return errors.New("some vectors failed or were stopped since the start")
+	case s.Backlog() > 0:
+		return fmt.Errorf("%d resources were still waiting for their vectors", s.Backlog())
+	}
+	return kept.Persist(ctx, s.embedder.ID(), mark)
+}
+
+// rebuild is Boot without a kept index.
+func (s *Syncer) rebuild(ctx context.Context) (loaded, computed int, err error) {
 	id := s.embedder.ID()
 	if n, err := s.vectors.DropVectorsExcept(ctx, id); err != nil {
 		return 0, 0, err
@@ -134,15 +245,34 @@ func (s *Syncer) Boot(ctx context.Context) (loaded, computed int, err error) {
 			return 0, 0, err
 		}
 	}
+	stored = nil // load holds what is needed of it
+	// Until the graph holds them all, hybrid search says how many are
+	// missing (Backlog), rather than answer from part of them unsaid.
+	left := len(load) + len(stale)
+	s.AddBacklog(left)
+	defer func() { s.AddBacklog(-left) }()
 	// The graph is built on every core (UpsertMany), not one vector at a
-	// time: at 100,000 vectors that is most of the boot.
-	loaded, err = s.index.UpsertMany(ctx, load)
-	if err != nil {
-		return loaded, 0, err
+	// time: at 100,000 vectors that is most of the boot. Each chunk's
+	// vectors are let go once the graph has copied them, so the boot
+	// holds the stored vectors about once, not twice.
+	for len(load) > 0 {
+		n := min(len(load), bootChunk)
+		k, err := s.index.UpsertMany(ctx, load[:n])
+		loaded += k
+		clear(load[:n])
+		load = load[n:]
+		left -= n
+		s.AddBacklog(-n)
+		if err != nil {
+			return loaded, 0, err
+		}
 	}
 	computed, err = s.Update(ctx, stale, nil)
 	return loaded, computed, err
 }
+
+// bootChunk is how many stored vectors Boot hands the index at a time.
+const bootChunk = 16384
 
 // Update embeds and stores the vectors of upserted resources and removes
 // those of withdrawn ones. Partial failure leaves the failed resources
@@ -154,10 +284,14 @@ func (s *Syncer) Boot(ctx context.Context) (loaded, computed int, err error) {
 // (the hash embedder is CPU work, a server is waiting) or the graph
 // dominates. When a key comes twice, one worker does it all in order, so
 // the last one wins as it did one by one.
-func (s *Syncer) Update(ctx context.Context, upserted []core.Resource, removed []core.Key) (int, error) {
+func (s *Syncer) Update(ctx context.Context, upserted []core.Resource, removed []core.Key) (n int, err error) {
 	if s == nil {
 		return 0, nil
 	}
+	if err := s.enter(); err != nil {
+		return 0, err
+	}
+	defer func() { s.leave(ctx, err) }()
 	if err := s.index.Remove(ctx, removed); err != nil {
 		return 0, err
 	}
@@ -174,10 +308,14 @@ func (s *Syncer) Update(ctx context.Context, upserted []core.Resource, removed [
 // store batch by batch as they are embedded, so a caller queuing a large
 // ingest holds keys rather than resources. A key whose resource is
 // withdrawn or gone by then is skipped (its removal is the caller's).
-func (s *Syncer) UpdateKeys(ctx context.Context, keys []core.Key, removed []core.Key) (int, error) {
+func (s *Syncer) UpdateKeys(ctx context.Context, keys []core.Key, removed []core.Key) (n int, err error) {
 	if s == nil {
 		return 0, nil
 	}
+	if err := s.enter(); err != nil {
+		return 0, err
+	}
+	defer func() { s.leave(ctx, err) }()
 	if err := s.index.Remove(ctx, removed); err != nil {
 		return 0, err
 	}
@@ -198,6 +336,24 @@ func (s *Syncer) UpdateKeys(ctx context.Context, keys []core.Key, removed []core
 		}
 		return rs, nil
 	})
+}
+
+// enter begins an update of the index (see gate); leave ends it, noting
+// an update that may have left the index short of the store.
+func (s *Syncer) enter() error {
+	s.gate.RLock()
+	if s.stopped.Load() {
+		s.gate.RUnlock()
+		return ErrStopped
+	}
+	return nil
+}
+
+func (s *Syncer) leave(ctx context.Context, err error) {
+	if err != nil || ctx.Err() != nil {
+		s.failed.Store(true)
+	}
+	s.gate.RUnlock()
 }
 
 // run embeds, stores and indexes n resources in batches of batchSize,
@@ -260,11 +416,18 @@ func (s *Syncer) update(ctx context.Context, batch []core.Resource) (int, error)
 		return 0, err
 	}
 	rows := make([]ports.StoredVector, 0, len(batch))
+	var none []core.Key
 	for i := range batch {
 		if len(vecs[i]) != ports.EmbeddingDim || zero(vecs[i]) {
-			continue // nothing to embed (no text); full-text only
+			// Nothing to embed (no text): full-text only, and a vector
+			// of an earlier version goes.
+			none = append(none, batch[i].Key())
+			continue
 		}
 		rows = append(rows, ports.StoredVector{Key: batch[i].Key(), Hash: core.ContentHash(&batch[i]), Vec: vecs[i]})
+	}
+	if err := s.index.Remove(ctx, none); err != nil {
+		return 0, err
 	}
 	if err := s.vectors.PutVectors(ctx, s.embedder.ID(), rows); err != nil {
 		return 0, err

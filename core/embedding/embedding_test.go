@@ -160,9 +160,14 @@ func (f *fakeIndex) Len() int {
 type fakeStore struct {
 	ports.ResourceStore
 	stored []ports.StoredResource
+	mark   string
+	scans  atomic.Int32
 }
 
+func (f *fakeStore) IndexMark(context.Context) (string, error) { return f.mark, nil }
+
 func (f *fakeStore) Scan(_ context.Context, cat core.CatalogID, fn func(ports.StoredResource) error) error {
+	f.scans.Add(1)
 	for _, sr := range f.stored {
 		if sr.Resource.Catalog == cat {
 			if err := fn(sr); err != nil {

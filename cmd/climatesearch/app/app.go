@@ -145,23 +145,69 @@ func newReranker(cfg config.Config) (ports.Reranker, error) {
 	})
 }
 
-// newVectors is nil (full-text only) when no embedder is configured.
-func newVectors(e ports.Embedder, vs ports.VectorStore, st ports.ResourceStore, log *slog.Logger) *embedding.Syncer {
+// newVectors is nil (full-text only) when no embedder is configured. With
+// the embedded store the graph is kept across a clean stop beside the text
+// index (index/vectors.snap, see keptIndex); a replica of a shared store
+// keeps no mark, so it keeps no graph either.
+func newVectors(cfg config.Config, e ports.Embedder, vs ports.VectorStore, st ports.ResourceStore, log *slog.Logger) (*embedding.Syncer, error) {
 	if e == nil {
-		return nil
+		return nil, nil
 	}
-	return embedding.New(e, vs, hnsw.NewCatalogIndex(e.Dim()), st, log)
+	ix := hnsw.NewCatalogIndex(e.Dim())
+	if !cfg.SharedStore() {
+		var err error
+		if ix, err = hnsw.OpenCatalogIndex(e.Dim(), filepath.Join(cfg.DataDir, "index", vectorsFile)); err != nil {
+			return nil, err
+		}
+	}
+	return embedding.New(e, vs, ix, st, log), nil
 }
+
+// vectorsFile holds the vector graph kept at a clean stop, under the index
+// directory.
+const vectorsFile = "vectors.snap"
 
 // newIndex opens the full-text index kept under the data directory; the
 // ingest service decides at start whether it is taken up or rebuilt.
-func newIndex(lc fx.Lifecycle, cfg config.Config) (ports.TextIndex, error) {
+func newIndex(lc fx.Lifecycle, cfg config.Config, vec *embedding.Syncer, log *zap.Logger) (ports.TextIndex, error) {
 	ix, err := blugeindex.Open(filepath.Join(cfg.DataDir, "index"))
 	if err != nil {
 		return nil, err
 	}
 	lc.Append(fx.StopHook(ix.Close))
-	return ix, nil
+	if vec == nil {
+		return ix, nil
+	}
+	return keptIndex{Index: ix, vec: vec, log: log}, nil
+}
+
+// keptIndex is the text index whose Persist also keeps the vector graph
+// under the same mark, after the text index and before the store keeps
+// the mark (ingest.Service.Persist: the index's Persist, then
+// SetIndexMark), so a graph is only ever taken up with a mark the store
+// kept after it was written: a crash, a stop during the boot or any other
+// writer leaves no mark, and the next start rebuilds both. The graph not
+// kept (vectors still loading or queued, a failed update) costs only its
+// rebuild; the text index is kept all the same. Every other method is the
+// text index's own (so is RankedPrefix, which search asks for).
+type keptIndex struct {
+	*blugeindex.Index
+	vec *embedding.Syncer
+	log *zap.Logger
+}
+
+func (k keptIndex) Persist(ctx context.Context) (string, error) {
+	mark, err := k.Index.Persist(ctx)
+	if err != nil || mark == "" {
+		return mark, err
+	}
+	t := time.Now()
+	if err := k.vec.Persist(ctx, mark); err != nil {
+		k.log.Warn("the vector index was not kept; the next start rebuilds it", zap.Error(err))
+	} else {
+		k.log.Info("vector index kept for the next start", zap.Int("vectors", k.vec.Index().Len()), zap.Duration("took", time.Since(t)))
+	}
+	return mark, nil
 }
 
 // newWebhooks is the event publisher: the outbox in the store, deliveries
@@ -234,6 +280,11 @@ func startIngest(lc fx.Lifecycle, svc *ingest.Service, vis *core.Visibility, vec
 		OnStart: func(context.Context) error {
 			go func() {
 				defer close(bootDone)
+				// A vector graph kept at the last clean stop is taken up
+				// first (one file read; nothing when the store's mark says
+				// otherwise), so that once the text index is loaded and
+				// /readyz says so, hybrid search has every vector.
+				vec.Resume(ctx)
 				t := time.Now()
 				n, err := svc.Rebuild(ctx)
 				if err != nil {

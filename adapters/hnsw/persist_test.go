@@ -1,0 +1,251 @@
+package hnsw
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+// keptIndex builds a CatalogIndex over two catalogs with deletions (some
+// vacuumed, some still tombstones) and replaced vectors, one vector at a
+// time so the graph is reproducible, and returns it with its queries.
+func keptIndex(t *testing.T, path string) (*CatalogIndex, [][]float32, []core.Key) {
+	t.Helper()
+	c, err := OpenCatalogIndex(dim, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	n := 2600 // above DefaultExactBelow: graph searches, not scans
+	if raceEnabled {
+		n = 2100
+	}
+	vs := skewedVecs(r, n+300)
+	ctx := context.Background()
+	for i := range n {
+		cat := core.National
+		if i%5 == 0 {
+			cat = core.DKBR
+		}
+		if err := c.Upsert(ctx, core.Key{Catalog: cat, ID: idOf(i)}, vs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var gone []core.Key
+	// A tenth and more of national: a vacuum runs and frees slots.
+	for i := 1; i < n; i += 7 {
+		if i%5 != 0 {
+			gone = append(gone, core.Key{Catalog: core.National, ID: idOf(i)})
+		}
+	}
+	if err := c.Remove(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	// Replaced vectors (reusing freed slots), then tombstones left as they are.
+	for i := 0; i < 100; i++ {
+		if err := c.Upsert(ctx, core.Key{Catalog: core.National, ID: idOf(2 + 7*i)}, vs[n+i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var later []core.Key
+	for i := 3; i < 400; i += 7 {
+		if i%5 != 0 {
+			later = append(later, core.Key{Catalog: core.National, ID: idOf(i)})
+		}
+	}
+	if err := c.Remove(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	if c.per[core.National].dead == 0 {
+		t.Fatalf("the test wants tombstones: dead %d", c.per[core.National].dead)
+	}
+	return c, vs[n+100:], append(gone, later...)
+}
+
+func searchAll(t *testing.T, c *CatalogIndex, qs [][]float32) [][]core.Scored {
+	t.Helper()
+	var out [][]core.Scored
+	for _, q := range qs {
+		for _, cats := range [][]core.CatalogID{nil, {core.National}, {core.DKBR}} {
+			for _, k := range []int{1, 10, 60} {
+				got, err := c.Search(context.Background(), q, cats, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, got)
+			}
+		}
+		for _, cat := range []core.CatalogID{core.National, core.DKBR} {
+			var ex []core.Scored
+			for _, r := range c.per[cat].Exact(q, 10) {
+				ex = append(ex, core.Scored{Key: core.Key{Catalog: cat, ID: r.ID}, Score: float64(r.Score)})
+			}
+			out = append(out, ex)
+		}
+	}
+	return out
+}
+
+// TestKeptGraphAnswersAsBefore: a graph persisted and taken up answers
+// every query as before (the same neighbours, scores bit for bit), keeps
+// its deletions, and goes on as the original would (the same graph after
+// the same further inserts: free slots, tombstones and the level
+// generator were kept).
+func TestKeptGraphAnswersAsBefore(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "vectors.snap")
+	c, qs, gone := keptIndex(t, path)
+	before := searchAll(t, c, qs)
+	lens := c.Lens()
+	if err := c.Persist(ctx, "hash-v1", "mark-1"); err != nil {
+		t.Fatal(err)
+	}
+
+	d, err := OpenCatalogIndex(dim, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the snapshot was not set aside at open: %v", err)
+	}
+	ok, err := d.Resume(ctx, "hash-v1", "mark-1")
+	if !ok || err != nil {
+		t.Fatalf("Resume: %v %v", ok, err)
+	}
+	if got := d.Lens(); !maps.Equal(got, lens) {
+		t.Fatalf("lengths %v, before %v", got, lens)
+	}
+	after := searchAll(t, d, qs)
+	if !slices.EqualFunc(before, after, slices.Equal) {
+		t.Fatal("the graph taken up answers differently")
+	}
+	for _, k := range gone {
+		if d.per[k.Catalog].Delete(k.ID) {
+			t.Fatalf("%s was deleted before the stop but is there after", k)
+		}
+	}
+	for _, ix := range []*Index{c.per[core.National], d.per[core.National]} {
+		if ix.dead == 0 {
+			t.Fatal("the tombstones were not kept")
+		}
+	}
+
+	// The same further writes give the same graphs.
+	r := rand.New(rand.NewPCG(9, 9))
+	more := skewedVecs(r, 300)
+	for _, x := range []*CatalogIndex{c, d} {
+		for i, v := range more {
+			if err := x.Upsert(ctx, core.Key{Catalog: core.National, ID: idOf(100000 + i)}, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := x.Remove(ctx, []core.Key{{Catalog: core.National, ID: idOf(4)}, {Catalog: core.DKBR, ID: idOf(5)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.EqualFunc(searchAll(t, c, qs), searchAll(t, d, qs), slices.Equal) {
+		t.Fatal("after the same writes the graph taken up answers differently")
+	}
+
+	// Taken up once: the file is gone.
+	if ok, err := d.Resume(ctx, "hash-v1", "mark-1"); ok || err != nil {
+		t.Fatalf("a second Resume: %v %v", ok, err)
+	}
+}
+
+// TestKeptGraphRefused: another mark or embedder, an empty mark, a
+// damaged or truncated file, and other parameters are not taken up; the
+// index stays empty for a rebuild.
+func TestKeptGraphRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "vectors.snap")
+	c, _, _ := keptIndex(t, path)
+	if err := c.Persist(ctx, "hash-v1", "mark-1"); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flip := func(at int) []byte {
+		b := slices.Clone(good)
+		b[at] ^= 0x10
+		return b
+	}
+	cases := []struct {
+		name           string
+		file           []byte
+		embedder, mark string
+		wantErr        bool
+	}{
+		{"another mark", good, "hash-v1", "mark-2", false},
+		{"no mark", good, "hash-v1", "", false},
+		{"another embedder", good, "openai-x", "mark-1", false},
+		{"a vector bit flipped", flip(len(good) / 2), "hash-v1", "mark-1", true},
+		{"a link bit flipped", flip(len(good) - 4096), "hash-v1", "mark-1", true},
+		{"the checksum flipped", flip(len(good) - 1), "hash-v1", "mark-1", true},
+		{"the slot count flipped", flip(80), "hash-v1", "mark-1", true},
+		{"truncated", good[:len(good)-1000], "hash-v1", "mark-1", true},
+		{"truncated to the header", good[:40], "hash-v1", "mark-1", true},
+		{"empty", nil, "hash-v1", "mark-1", true},
+		{"another dimension", good, "hash-v1", "mark-1", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(path, tc.file, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			d := dim
+			if tc.name == "another dimension" {
+				d = dim / 2
+			}
+			x, err := OpenCatalogIndex(d, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok, err := x.Resume(ctx, tc.embedder, tc.mark)
+			if ok || (err != nil) != tc.wantErr {
+				t.Fatalf("Resume = %v, %v; want false and an error %v", ok, err, tc.wantErr)
+			}
+			if x.Len() != 0 {
+				t.Fatalf("a refused snapshot left %d vectors", x.Len())
+			}
+			if _, err := os.Stat(path + ".taken"); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("a refused snapshot was kept: %v", err)
+			}
+		})
+	}
+
+	// Other parameters (M) than the graph was built with: refused.
+	if err := os.WriteFile(path, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := newSnapReader(bytes.NewReader(good), int64(len(good)))
+	readHeader(r)
+	_ = r.str(1 << 10)
+	if x := load(r, dim, Options{M: 8}); x != nil || !errors.Is(r.err, errSnapshot) {
+		t.Fatalf("a graph of M 16 was loaded as M 8: %v", r.err)
+	}
+}
+
+// TestInMemoryIndexKeepsNothing: NewCatalogIndex has no file.
+func TestInMemoryIndexKeepsNothing(t *testing.T) {
+	c := NewCatalogIndex(dim)
+	if err := c.Persist(context.Background(), "e", "m"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.Resume(context.Background(), "e", "m"); ok || err != nil {
+		t.Fatalf("Resume %v %v", ok, err)
+	}
+	var _ ports.VectorSnapshots = c
+}
