@@ -67,6 +67,8 @@ type Index struct {
 
 	// ids keeps the segments' stored ids by document number (RankedPrefix).
 	ids keyCache
+	// blocks keeps the long postings lists with block bounds (blocks.go).
+	blocks blockCache
 }
 
 // New opens an empty in-memory index.

@@ -63,7 +63,7 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 	depth := max(limit, rerankDepth) // as search asks topK
 	m := max(n, rerankDepth)
 	if m >= depth {
-		hits, err = topK(ctx, reader, p, lex, depth)
+		hits, err = x.blockTopK(ctx, reader, p, lex, depth)
 		if err != nil {
 			return nil, false, nil, err
 		}
@@ -81,7 +81,7 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 		return nil, false, nil, err
 	}
 	if !ok { // not bluge's own snapshot: the whole list
-		hits, err = topK(ctx, reader, p, lex, depth)
+		hits, err = x.blockTopK(ctx, reader, p, lex, depth)
 		if err != nil {
 			return nil, false, nil, err
 		}

@@ -25,7 +25,7 @@ func samePrefix(t *testing.T, x *Index, queries []string, catalogs [][]core.Cata
 			for _, cats := range catalogs {
 				for _, limit := range []int{20, 300, core.MaxMatchSet} {
 					q := core.TextQuery{Text: text, Lang: lang, Catalogs: cats, Limit: limit}
-					list, err := x.Search(ctx, q)
+					list, err := x.search(ctx, q, topK) // without the block cache RankedPrefix uses
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -75,6 +75,7 @@ func samePrefix(t *testing.T, x *Index, queries []string, catalogs [][]core.Cata
 func TestRankedPrefixIsTheListsStart(t *testing.T) {
 	rs := loadCatalog(t)
 	x := newIndex(t, rs)
+	x.blocks.minLen = 1 // every list through the block cache, as long ones are
 	queries := probeQueries(rs, 7)
 	if raceEnabled {
 		queries = queries[:40]
@@ -90,6 +91,7 @@ func TestRankedPrefixIsTheListsStart(t *testing.T) {
 		return // the ordinary run asks the synthetic catalog too
 	}
 	hx, hrs := historyIndex(t)
+	hx.blocks.minLen = 1
 	probe = []core.Key{hrs[0].Key(), hrs[1].Key(), hrs[4].Key(), hrs[2000].Key()}
 	n, short = samePrefix(t, hx, probeQueries(hrs, 800), [][]core.CatalogID{nil, {core.National}, {core.DKBR}}, probe)
 	t.Logf("synthetic catalog: %d answers compared, %d shorter than asked", n, short)

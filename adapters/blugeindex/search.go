@@ -21,7 +21,7 @@ import (
 // much of their names the query covers (rerank). Scores are comparable
 // within one answer only.
 func (x *Index) Search(ctx context.Context, q core.TextQuery) ([]core.Scored, error) {
-	return x.search(ctx, q, topK)
+	return x.search(ctx, q, x.blockTopK)
 }
 
 // finder returns the candidates of a plan: the depth best by settled BM25

@@ -107,6 +107,11 @@ func BenchmarkScaleSearch(b *testing.B) {
 				_, err := topK(ctx, r, p, lex, rerankDepth)
 				return err
 			}},
+			// The same with block-max postings (blocks.go), as Search.
+			{"search-pruned-blockmax", func(r *bluge.Reader, p *plan, lex *lexicon) error {
+				_, err := x.blockTopK(ctx, r, p, lex, rerankDepth)
+				return err
+			}},
 			// The total of a page (Count), both ways.
 			{"count-visit", func(r *bluge.Reader, p *plan, _ *lexicon) error {
 				_, err := countByVisit(ctx, r, p)
@@ -154,6 +159,17 @@ func BenchmarkScaleSearch(b *testing.B) {
 				_, err = x.Search(ctx, q)
 				return err
 			}},
+			{"hybrid-prefix-noblocks", func(q core.TextQuery, vecs []core.Key) error {
+				x.blocks.off = true
+				defer func() { x.blocks.off = false }()
+				n, err := x.Count(ctx, q)
+				if err != nil {
+					return err
+				}
+				q.Limit = max(20, min(n, core.MaxMatchSet))
+				_, _, _, err = x.RankedPrefix(ctx, q, 40, vecs)
+				return err
+			}},
 			{"hybrid-prefix", func(q core.TextQuery, vecs []core.Key) error {
 				n, err := x.Count(ctx, q)
 				if err != nil {
@@ -172,20 +188,30 @@ func BenchmarkScaleSearch(b *testing.B) {
 			})
 		}
 		// A full-text page as core/search asks for it: Search (limit 20)
-		// and Count, through the index's methods.
-		if skip("page") {
-			continue
-		}
-		b.Run(fmt.Sprintf("round%d/page", round), func(b *testing.B) {
-			timeQueries(b, func(q core.TextQuery) error {
-				if _, err := x.Search(ctx, q); err != nil {
+		// and Count, through the index's methods; page-pruned without the
+		// block cache (as before it).
+		for _, v := range []struct {
+			name string
+			off  bool
+		}{{"page-pruned", true}, {"page", false}} {
+			if skip(v.name) {
+				continue
+			}
+			b.Run(fmt.Sprintf("round%d/%s", round, v.name), func(b *testing.B) {
+				x.blocks.off = v.off
+				defer func() { x.blocks.off = false }()
+				timeQueries(b, func(q core.TextQuery) error {
+					if _, err := x.Search(ctx, q); err != nil {
+						return err
+					}
+					_, err := x.Count(ctx, q)
 					return err
-				}
-				_, err := x.Count(ctx, q)
-				return err
+				})
 			})
-		})
+		}
 	}
+	st := x.blocks.stats()
+	fmt.Fprintf(os.Stderr, "scale: block cache %d pieces, %d postings, %.1f MiB\n", st.Pieces, st.Postings, float64(st.Bytes)/(1<<20))
 }
 
 // withPlan runs fn on the index's reader and the plan of q, as Search and
@@ -241,7 +267,7 @@ func BenchmarkRealCatalogSearch(b *testing.B) {
 		for _, v := range []struct {
 			name string
 			find finder
-		}{{"full", fullCandidates}, {"pruned", topK}} {
+		}{{"full", fullCandidates}, {"pruned", topK}, {"blockmax", x.blockTopK}} {
 			b.Run(fmt.Sprintf("round%d/%s", round, v.name), func(b *testing.B) {
 				b.ReportAllocs()
 				i := 0

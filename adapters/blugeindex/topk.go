@@ -37,6 +37,17 @@ import (
 // in which postings were read) and settled like fullCandidates'; equal
 // scores at the cut are ordered by key, read only for the final candidates.
 func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
+	return topKWith(ctx, reader, p, lex, depth, nil)
+}
+
+// blockTopK is topK with the index's block-max postings (blocks.go): the
+// same answer, skipping the blocks of long lists that cannot reach the
+// threshold. Search uses it; topK stays as the path without the cache.
+func (x *Index) blockTopK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
+	return topKWith(ctx, reader, p, lex, depth, &x.blocks)
+}
+
+func topKWith(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, depth int, blocks *blockCache) ([]core.Scored, error) {
 	if len(p.clauses) == 0 {
 		return nil, nil
 	}
@@ -48,7 +59,7 @@ func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, dept
 	top := newTopScores(fetch)
 	var cands []scoredDoc
 	keepFrom := 0 // cands is filtered by the threshold when it doubles
-	err = walk(ctx, snap, p, lex, top, walkOpts{floor: math.Inf(-1), scale: 1, found: func(doc uint64, score float64) {
+	err = walk(ctx, snap, p, lex, top, walkOpts{floor: math.Inf(-1), scale: 1, blocks: blocks, found: func(doc uint64, score float64) {
 		cands = append(cands, scoredDoc{doc, score})
 		if len(cands) >= 2*max(keepFrom, fetch) {
 			cands = keepAbove(cands, top.threshold())
@@ -77,6 +88,9 @@ type walkOpts struct {
 	scored func(doc uint64, score float64)
 	// found, when set, gets each document's score added to top.
 	found func(doc uint64, score float64)
+	// blocks, when set, gives the long postings lists with their block
+	// bounds (blocks.go); without it walk reads bluge's postings only.
+	blocks *blockCache
 }
 
 // walk scores, in document order, the documents of the plan's catalogs
@@ -88,15 +102,46 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 	var cs []*cursor
 	defer func() {
 		for _, c := range cs {
-			_ = c.it.Close()
+			if c.it != nil {
+				_ = c.it.Close()
+			}
 		}
 	}()
+	var segs []blockSegment
+	if o.blocks != nil {
+		if s, ok := o.blocks.segmentsOf(snap); ok {
+			segs = s
+		}
+	}
 	for i, cl := range p.clauses {
+		scorer := sims[cl.field].Scorer(cl.boost, nil, nil)
+		if segs != nil {
+			// A long list: a cursor per tier (blocks.go).
+			tiers, ok, err := o.blocks.list(segs, cl.field, cl.term, func(im impact) float64 {
+				return scorer.Score(int(im.freq), float64(math.Float32frombits(im.dl)))
+			})
+			if err != nil {
+				return err
+			}
+			if ok {
+				for _, pieces := range tiers {
+					c := &cursor{clause: i, scorer: scorer, bl: newBlockList(segs, pieces, scorer)}
+					if c.ub = min(cl.boost, c.bl.ub()); c.ub <= 0 {
+						continue // an empty tier
+					}
+					cs = append(cs, c)
+					if err := c.next(); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+		}
 		it, err := snap.PostingsIterator([]byte(cl.term), cl.field, true, true, false)
 		if err != nil {
 			return fmt.Errorf("blugeindex: postings of %s:%s: %w", cl.field, cl.term, err)
 		}
-		c := &cursor{it: it, clause: i, ub: cl.boost, scorer: sims[cl.field].Scorer(cl.boost, nil, nil)}
+		c := &cursor{it: it, clause: i, ub: cl.boost, scorer: scorer}
 		cs = append(cs, c)
 		if err := c.next(); err != nil {
 			return err
@@ -114,6 +159,8 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 	lower := o.floor * (1 - 1e-6)
 	reach := max(lower, top.threshold()*(1-1e-6)/o.scale)
 	parts := make([]part, 0, len(cs))
+	best := make([]float64, len(p.clauses)) // per clause, the best bound of its cursors
+	behind := make([]float64, 0, len(cs)+1)
 	from := uint64(0) // the documents before it are decided
 	for visited := 0; ; visited++ {
 		if visited&1023 == 0 {
@@ -129,11 +176,18 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 		sortByDoc(cs)
 		acc := 0.0
 		pivot := -1
+		clear(best)
 		for i, c := range cs {
 			if c.doc == noDoc {
 				break
 			}
-			if acc += c.ub; acc >= reach {
+			// The tiers of a clause hold different documents: a
+			// document scores the best of their bounds, not their sum.
+			if c.ub > best[c.clause] {
+				acc += c.ub - best[c.clause]
+				best[c.clause] = c.ub
+			}
+			if acc >= reach {
 				pivot = i
 				break
 			}
@@ -154,6 +208,37 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 			continue
 		}
 		doc := cs[pivot].doc
+		if segs != nil {
+			// Block-max: the cursors on documents up to the pivot bound
+			// every document from it to the end of their blocks (and
+			// before the next cursor's document) by their blocks' bounds.
+			// When those cannot reach the threshold, all of them are
+			// decided at once.
+			bound, end := 0.0, uint64(noDoc)
+			clear(best)
+			for _, c := range cs {
+				if c.doc == noDoc {
+					break
+				}
+				if c.doc > doc {
+					end = min(end, c.doc-1)
+					break
+				}
+				b, e := c.blockAt(doc)
+				if b > best[c.clause] {
+					bound += b - best[c.clause]
+					best[c.clause] = b
+				}
+				end = min(end, e)
+			}
+			if bound < reach {
+				if end == noDoc {
+					return nil
+				}
+				from = end + 1
+				continue
+			}
+		}
 		from = doc + 1
 		// Score the clauses positioned on the pivot; the ones behind it
 		// may hold it too. Those are read (skipping to it) only while the
@@ -164,7 +249,7 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 			on--
 		}
 		parts = parts[:0]
-		partial, behind := 0.0, 0.0
+		partial := 0.0
 		for _, c := range cs[on:] {
 			if c.doc != doc {
 				break
@@ -173,13 +258,26 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 			partial += s
 			parts = append(parts, part{c.clause, s})
 		}
-		for _, c := range cs[:on] {
-			behind += c.ub
+		// behind[i] bounds what the cursors cs[:i] can add: per clause
+		// the best bound of its cursors (a clause's tiers hold different
+		// documents), none for a clause already on the pivot.
+		clear(best)
+		for _, pt := range parts {
+			best[pt.clause] = math.Inf(1)
 		}
-		reached := partial+behind >= reach
+		behind = behind[:0]
+		behind = append(behind, 0)
+		for _, c := range cs[:on] {
+			b := behind[len(behind)-1]
+			if c.ub > best[c.clause] {
+				b += c.ub - best[c.clause]
+				best[c.clause] = c.ub
+			}
+			behind = append(behind, b)
+		}
+		reached := partial+behind[on] >= reach
 		for i := on - 1; reached && i >= 0; i-- {
 			c := cs[i]
-			behind -= c.ub
 			if err := c.advance(doc); err != nil {
 				return err
 			}
@@ -188,7 +286,7 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 				partial += s
 				parts = append(parts, part{c.clause, s})
 			}
-			reached = partial+behind >= reach
+			reached = partial+behind[i] >= reach
 		}
 		if !reached {
 			continue
@@ -235,7 +333,8 @@ const noDoc = math.MaxUint64
 
 // cursor is one clause's postings, positioned on a document.
 type cursor struct {
-	it     segment.PostingsIterator
+	it     segment.PostingsIterator // bluge's postings, or
+	bl     *blockList               // the block cache's (blocks.go)
 	scorer blugesearch.Scorer
 	clause int     // the clause's place in the plan
 	ub     float64 // upper bound of its score: the BM25 weight
@@ -245,6 +344,10 @@ type cursor struct {
 }
 
 func (c *cursor) next() error {
+	if c.bl != nil {
+		c.bl.next(c)
+		return nil
+	}
 	pst, err := c.it.Next()
 	return c.set(pst, err)
 }
@@ -252,8 +355,22 @@ func (c *cursor) next() error {
 // advance moves to the first document at or after doc, which must be after
 // the current one (bluge's postings restart from the beginning otherwise).
 func (c *cursor) advance(doc uint64) error {
+	if c.bl != nil {
+		c.bl.advance(c, doc)
+		return nil
+	}
 	pst, err := c.it.Advance(doc)
 	return c.set(pst, err)
+}
+
+// blockAt bounds the clause's scores of the documents from doc, at or
+// after the cursor's, to end: its list's block there, or its bound to the
+// end of the list when it has no blocks.
+func (c *cursor) blockAt(doc uint64) (bound float64, end uint64) {
+	if c.bl != nil {
+		return c.bl.blockAt(doc)
+	}
+	return c.ub, noDoc
 }
 
 func (c *cursor) set(pst segment.Posting, err error) error {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/blugelabs/bluge"
+
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/test/perf/synth"
 	"github.com/climatesearch/climatesearch/test/shareddata"
@@ -68,7 +70,29 @@ func samePrunedAndFull(t *testing.T, x *Index, queries []string, catalogs [][]co
 	t.Helper()
 	ctx := context.Background()
 	n := 0
-	for _, text := range queries {
+	// The block-max path as Search runs it (long lists only), with every
+	// list in the cache, and with a cache too small to hold them all
+	// (evictions, lists read from bluge beside cached ones).
+	every := &blockCache{minLen: 1}
+	tight := &blockCache{minLen: 1, maxBytes: 64 << 10}
+	finders := []struct {
+		name string
+		find finder
+	}{
+		{"pruned", topK},
+		{"block-max", x.blockTopK},
+		{"block-max, every list", func(ctx context.Context, r *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
+			return topKWith(ctx, r, p, lex, depth, every)
+		}},
+		{"block-max, small cache", func(ctx context.Context, r *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
+			return topKWith(ctx, r, p, lex, depth, tight)
+		}},
+	}
+	for qi, text := range queries {
+		finders := finders
+		if raceEnabled && qi%8 != 0 {
+			finders = finders[:2] // -race asks the cache a sample
+		}
 		for _, lang := range []core.Lang{core.Swedish, core.English} {
 			for _, cats := range catalogs {
 				for _, limit := range []int{1, 10, 20, 50, 100} {
@@ -77,12 +101,14 @@ func samePrunedAndFull(t *testing.T, x *Index, queries []string, catalogs [][]co
 					if err != nil {
 						t.Fatal(err)
 					}
-					got, err := x.search(ctx, q, topK)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if d := firstDifference(got, want); d != "" {
-						t.Fatalf("%+v: pruned and full search differ: %s", q, d)
+					for _, f := range finders {
+						got, err := x.search(ctx, q, f.find)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if d := firstDifference(got, want); d != "" {
+							t.Fatalf("%+v: %s and full search differ: %s", q, f.name, d)
+						}
 					}
 					n++
 				}
