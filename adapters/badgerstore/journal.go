@@ -82,8 +82,10 @@ func atPoint(format string, a ...any) {
 }
 
 // applyJournaled writes ch through the undo journal. It rolls back before
-// returning an error, unless the change did commit. The caller holds the
-// catalog's applyLock exclusively and has entered the store.
+// returning an error, unless the change did commit; when the rollback
+// fails too, the catalog is marked torn until a later journaled Apply
+// rolls it back (Open does too). The caller holds the catalog's applyLock
+// exclusively and has entered the store.
 func (s *Store) applyJournaled(ctx context.Context, catalog core.CatalogID, ch ports.Changes) error {
 	var meta []byte
 	if ch.Meta != nil {
@@ -97,6 +99,7 @@ func (s *Store) applyJournaled(ctx context.Context, catalog core.CatalogID, ch p
 	if _, err := s.recoverJournal(context.WithoutCancel(ctx), catalog); err != nil {
 		return err
 	}
+	s.torn[catalog] = false
 	start := time.Now()
 	err, committing := s.writeJournal(ctx, catalog, ch, meta), false
 	if err == nil {
@@ -111,6 +114,7 @@ func (s *Store) applyJournaled(ctx context.Context, catalog core.CatalogID, ch p
 		rolledBack, rerr := s.recoverJournal(context.WithoutCancel(ctx), catalog)
 		switch {
 		case rerr != nil:
+			s.torn[catalog] = true
 			s.log.Error("badger journal: rollback failed; the next journaled Apply or Open rolls back",
 				zap.String("catalog", string(catalog)), zap.Error(rerr))
 			return errors.Join(err, rerr)

@@ -402,3 +402,44 @@ func TestJournalCrash(t *testing.T) {
 		})
 	}
 }
+
+// TestTornCatalogRollsBackBeforeASmallApply: when a journaled Apply failed
+// and so did its rollback, the catalog is torn: the next Apply, however
+// small, rolls the journal back first instead of writing over the half of
+// the failed change (which a later rollback would then undo with it).
+func TestTornCatalogRollsBackBeforeASmallApply(t *testing.T) {
+	smallJournal(t)
+	dir := t.TempDir()
+	s := openT(t, dir)
+	ctx := context.Background()
+	must(t, s.Apply(ctx, core.National, jgen(1)))
+	// A failed change whose rollback failed too: stopped midway (the
+	// journal left as a crash leaves it), and marked as the failed
+	// rollback marks it.
+	stop := errors.New("stopped midway")
+	func() {
+		defer func() {
+			if r := recover(); r != stop {
+				t.Fatalf("recovered %v", r)
+			}
+		}()
+		journalPoint = func(p string) {
+			if p == "new 1" {
+				panic(stop)
+			}
+		}
+		_ = s.Apply(ctx, core.National, jgen(3))
+	}()
+	journalPoint = nil
+	if journalKeys(t, s) == 0 {
+		t.Fatal("no journal left to roll back")
+	}
+	s.torn[core.National] = true
+	oneTxnMax = 100000 // generation 2 would be one transaction
+	must(t, s.Apply(ctx, core.National, jgen(2)))
+	checkGen(t, s, 2)
+	must(t, s.Close())
+	s = openT(t, dir)
+	defer s.Close()
+	checkGen(t, s, 2)
+}

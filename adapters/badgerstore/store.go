@@ -116,6 +116,10 @@ type Store struct {
 	// applyLocks orders the Applies of each catalog: shared by a change in
 	// one transaction, exclusive for a journaled one (journal.go).
 	applyLocks map[core.CatalogID]*sync.RWMutex
+	// torn marks a catalog whose journal could not be rolled back after a
+	// failed Apply: its next Apply goes through the journal, which rolls it
+	// back first. Read and written under the catalog's applyLock.
+	torn map[core.CatalogID]bool
 	// written counts value-log bytes written since the last settle;
 	// settleAt is how many make the next one due (see settle).
 	written  atomic.Int64
@@ -162,7 +166,7 @@ func Open(dir string, log *zap.Logger) (*Store, error) {
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
 	s := &Store{db: db, log: log, stopGC: make(chan struct{}), gcDone: make(chan struct{}),
-		settleCh: make(chan struct{}, 1), applyLocks: map[core.CatalogID]*sync.RWMutex{}}
+		settleCh: make(chan struct{}, 1), applyLocks: map[core.CatalogID]*sync.RWMutex{}, torn: map[core.CatalogID]bool{}}
 	for _, c := range core.Catalogs {
 		s.applyLocks[c] = new(sync.RWMutex)
 	}
@@ -539,7 +543,10 @@ func (s *Store) Apply(ctx context.Context, catalog core.CatalogID, ch ports.Chan
 	lock := s.applyLocks[catalog]
 	if len(ch.Put) <= oneTxnMax {
 		lock.RLock()
-		err := s.applyOne(ctx, catalog, ch)
+		err := errTxnValues // a torn catalog is rolled back by the journal first
+		if !s.torn[catalog] {
+			err = s.applyOne(ctx, catalog, ch)
+		}
 		lock.RUnlock()
 		if !errors.Is(err, badger.ErrTxnTooBig) && !errors.Is(err, errTxnValues) {
 			return s.writeErr(op, err)
