@@ -484,10 +484,15 @@ type blockList struct {
 	// The shallow position for bounds: a segment and a block at or after
 	// the cursor's.
 	bs, bb int
+	// memo is the last block bound asked for, memoBound its score.
+	memo      impact
+	memoBound float64
 }
 
 func newBlockList(segs []blockSegment, pieces []*piece, scorer blugesearch.Scorer) *blockList {
 	l := &blockList{segs: segs, pieces: pieces, scorer: scorer, si: 0, i: -1}
+	l.memo = impact{dl: math.MaxUint32}
+	l.memoBound = scoreBound(scorer, l.memo)
 	return l
 }
 
@@ -588,7 +593,11 @@ func (l *blockList) blockAt(doc uint64) (float64, uint64) {
 				}
 			}
 			if l.bb < len(p.last) {
-				return scoreBound(l.scorer, p.bound[l.bb]), off + uint64(p.last[l.bb])
+				// Consecutive pivots mostly fall in the same block.
+				if b := p.bound[l.bb]; b != l.memo {
+					l.memo, l.memoBound = b, scoreBound(l.scorer, b)
+				}
+				return l.memoBound, off + uint64(p.last[l.bb])
 			}
 		}
 		l.bs++
