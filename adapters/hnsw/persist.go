@@ -33,6 +33,14 @@ func OpenCatalogIndex(dim int, path string) (*CatalogIndex, error) {
 	case !errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("hnsw: %w", err)
 	}
+	// Temporary files of a Persist cut short (a stop past its timeout).
+	if left, err := filepath.Glob(path + ".*"); err == nil {
+		for _, f := range left {
+			if f != taken {
+				_ = os.Remove(f)
+			}
+		}
+	}
 	return c, nil
 }
 
@@ -40,9 +48,12 @@ func OpenCatalogIndex(dim int, path string) (*CatalogIndex, error) {
 // to the index's file (through a temporary file renamed over it). An index
 // without a file (NewCatalogIndex) keeps nothing. Writers must have
 // stopped: a vector added meanwhile may or may not be in the file.
-func (c *CatalogIndex) Persist(_ context.Context, embedderID, mark string) error {
+func (c *CatalogIndex) Persist(ctx context.Context, embedderID, mark string) error {
 	if c.path == "" {
 		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("hnsw: keeping the graph: %w", err)
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()

@@ -249,3 +249,18 @@ func TestInMemoryIndexKeepsNothing(t *testing.T) {
 	}
 	var _ ports.VectorSnapshots = c
 }
+
+// TestOpenClearsACutPersist: the temporary file of a Persist cut short is
+// removed at the next open.
+func TestOpenClearsACutPersist(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vectors.snap")
+	if err := os.WriteFile(path+".12345", []byte("half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenCatalogIndex(dim, path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".12345"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("left: %v", err)
+	}
+}

@@ -151,6 +151,11 @@ func newReranker(cfg config.Config) (ports.Reranker, error) {
 // keeps no mark, so it keeps no graph either.
 func newVectors(cfg config.Config, e ports.Embedder, vs ports.VectorStore, st ports.ResourceStore, log *slog.Logger) (*embedding.Syncer, error) {
 	if e == nil {
+		// A graph kept by an earlier run with an embedder is of no use
+		// (and large): the next run with one rebuilds it anyway.
+		if !cfg.SharedStore() {
+			_ = os.Remove(filepath.Join(cfg.DataDir, "index", vectorsFile))
+		}
 		return nil, nil
 	}
 	ix := hnsw.NewCatalogIndex(e.Dim())
@@ -188,12 +193,29 @@ func newIndex(lc fx.Lifecycle, cfg config.Config, vec *embedding.Syncer, log *za
 // kept after it was written: a crash, a stop during the boot or any other
 // writer leaves no mark, and the next start rebuilds both. The graph not
 // kept (vectors still loading or queued, a failed update) costs only its
-// rebuild; the text index is kept all the same. Every other method is the
-// text index's own (so is RankedPrefix, which search asks for).
+// rebuild; the text index is kept all the same. At start Resume takes both
+// up. Every other method is the text index's own (so is RankedPrefix,
+// which search asks for).
 type keptIndex struct {
 	*blugeindex.Index
 	vec *embedding.Syncer
 	log *zap.Logger
+}
+
+// Resume takes up the vector graph kept at the last clean stop (when the
+// store's mark is the one it was kept under: embedding.Syncer.Resume)
+// beside the text index, on the other core, and returns when both are
+// done, so that once the catalogs are loaded and /readyz says so, hybrid
+// search has every vector.
+func (k keptIndex) Resume(ctx context.Context, mark string) (bool, error) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		k.vec.Resume(ctx)
+	}()
+	ok, err := k.Index.Resume(ctx, mark)
+	<-done
+	return ok, err
 }
 
 func (k keptIndex) Persist(ctx context.Context) (string, error) {
@@ -280,11 +302,6 @@ func startIngest(lc fx.Lifecycle, svc *ingest.Service, vis *core.Visibility, vec
 		OnStart: func(context.Context) error {
 			go func() {
 				defer close(bootDone)
-				// A vector graph kept at the last clean stop is taken up
-				// first (one file read; nothing when the store's mark says
-				// otherwise), so that once the text index is loaded and
-				// /readyz says so, hybrid search has every vector.
-				vec.Resume(ctx)
 				t := time.Now()
 				n, err := svc.Rebuild(ctx)
 				if err != nil {
