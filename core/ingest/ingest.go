@@ -597,9 +597,13 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 
 // DefaultIndexChunk is the most resources one index change holds: each
 // costs its analysis and its share of a bluge segment in memory until the
-// change is committed. At 10,000 a chunk holds about 60 MB of analyses
-// (synthetic resources of test/perf/synth).
-const DefaultIndexChunk = 10000
+// change is committed. A 100,000-row file (test/perf BenchmarkFileApply)
+// peaks at a live heap of about 500 MB in chunks of 10,000, 440-470 MB in
+// chunks of 5,000 and 400-420 MB in chunks of 2,500; each chunk also
+// rebuilds the index's dictionaries (CPU that grows with the vocabulary),
+// so 5,000 costs the apply about 5 % more CPU than 10,000, and 2,500 about
+// 20 % (docs/PERFORMANCE.md 12k).
+const DefaultIndexChunk = 5000
 
 type indexPart struct {
 	upsert []int // indexes in the change's puts

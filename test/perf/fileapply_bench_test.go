@@ -31,8 +31,8 @@ import (
 //	apply-s          the apply's answer time
 //	cpu-s            the process's CPU time (user and system) during the
 //	                 apply: steadier than apply-s on a shared machine
-//	gc-cpu-s         the garbage collector's share of it (what a memory
-//	                 limit trades for memory)
+//	gc-cpu-s         the garbage collector's CPU time in it, idle mark
+//	                 workers left out (what a memory limit trades for memory)
 //	peak-heap-MB     the largest heap of objects seen during the apply
 //	                 (sampled every 50 ms; live and not yet swept garbage:
 //	                 what the heap grew to)
@@ -158,14 +158,15 @@ func fileCSV(n int) []byte {
 }
 
 // cpuTimes returns the process's CPU seconds (user and system) and the
-// garbage collector's estimated CPU seconds so far.
+// garbage collector's estimated CPU seconds so far, without its idle mark
+// workers (which run only on otherwise idle cores).
 func cpuTimes() (cpu, gc float64) {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/gc/mark/idle:cpu-seconds"}}
 	metrics.Read(s)
-	return cpu, s[0].Value.Float64()
+	return cpu, s[0].Value.Float64() - s[1].Value.Float64()
 }
 
 // vmHWM is the process's peak resident set size in bytes.
