@@ -49,6 +49,8 @@ type Config struct {
 	KeepAnswers bool
 
 	MaxUpload int64
+	// MaxRows bounds the rows of an uploaded file, header included.
+	MaxRows int
 	// MemoryLimit is the Go heap's soft limit in bytes: MemoryAuto for 90 %
 	// of the cgroup's memory limit when one is set, 0 for none
 	// (cmd/climatesearch/app/memlimit.go).
@@ -121,6 +123,10 @@ const (
 	DefaultExcelURLEN  = "https://www.boverket.se/contentassets/4668ed4cc3da447385788ed30bff7d49/boverkets-climate-database-version-02.07.000-en-gb.xlsx"
 	DefaultOriginBase  = "https://klimatdatabasen.boverket.se"
 )
+
+// MaxFileRows is the most SERVICE_MAX_ROWS takes: the rows of an Excel
+// worksheet.
+const MaxFileRows = 1 << 20
 
 // setting is one row of the configuration table: a flag, its variable, its
 // default and how to parse it. The README table is generated from the same list.
@@ -204,6 +210,14 @@ var settings = []setting{
 	{"start-timeout", "SERVICE_START_TIMEOUT", "15s", "bound on the start (opening the store, listening); the search index loads after it, in the background, whatever the catalog size", dur(func(c *Config) *time.Duration { return &c.StartTimeout })},
 	{"keep-answers", "SERVICE_KEEP_ANSWERS", "true", "serve a repeated search (full text), lookup, listing or comparison from its answer kept until the next write (at most 4,096 answers, 64 MB); false computes every answer", boolean(func(c *Config) *bool { return &c.KeepAnswers })},
 	{"max-upload", "SERVICE_MAX_UPLOAD", "32MiB", "largest spreadsheet accepted by /admin/ingest/preview and /admin/ingest/file (e.g. 32MiB, 500KiB)", size(func(c *Config) *int64 { return &c.MaxUpload })},
+	{"max-rows", "SERVICE_MAX_ROWS", "200000", "most rows (header included) of a file accepted by /admin/ingest/preview and /admin/ingest/file, up to Excel's 1048576; a larger file answers 413. The parsed rows stay in memory until the apply is done", func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 || n > MaxFileRows {
+			return fmt.Errorf("want a row count from 2 to %d, got %q", MaxFileRows, v)
+		}
+		c.MaxRows = n
+		return nil
+	}},
 	{"memory-limit", "SERVICE_MEMORY_LIMIT", "auto", "soft limit of the Go heap: the garbage collector works harder near it instead of letting the heap grow (e.g. 1536MiB); auto = 90% of the container's (cgroup's) memory limit when there is one, otherwise none; off = none. A GOMEMLIMIT in the environment wins", func(c *Config, v string) error {
 		switch v {
 		case "auto":

@@ -59,6 +59,8 @@ func TestInvalidConfigurationIsOneClearLine(t *testing.T) {
 		"storehost": {[]string{"-store=postgres:///x"}, nil, "no host"},
 		"lease":     {nil, map[string]string{"SERVICE_WEBHOOK_TIMEOUT": "1m"}, "SERVICE_WEBHOOK_LEASE"},
 		"memory":    {nil, map[string]string{"SERVICE_MEMORY_LIMIT": "lots"}, "SERVICE_MEMORY_LIMIT"},
+		"rows":      {nil, map[string]string{"SERVICE_MAX_ROWS": "1"}, "SERVICE_MAX_ROWS"},
+		"rowsexcel": {[]string{"-max-rows=2000000"}, nil, "-max-rows"},
 		"memoryneg": {[]string{"-memory-limit=-1GiB"}, nil, "-memory-limit"},
 	}
 	for name, tc := range cases {

@@ -149,4 +149,17 @@ func TestBadFilesAreRefusedWhole(t *testing.T) {
 	if r := small.postForm("/admin/ingest/preview", "big.csv", bytes.Repeat([]byte("a,b\n"), 1000), nil); r.Status != http.StatusRequestEntityTooLarge {
 		t.Fatalf("upload limit: %d %s", r.Status, r.Body)
 	}
+	// Over the row limit: refused whole, and a file within it goes in.
+	few := newEnv(t, map[string]string{"SERVICE_MAX_ROWS": "3"})
+	rows := []byte("id;name;gwp\n#R1;Beton;0,12\n#R2;Tegl;0,2\n#R3;Træ;0,1\n")
+	fields = map[string]string{"map.id": "id", "map.name": "name", "map.a1a3": "gwp", "version": "BR25"}
+	if r := few.postForm("/admin/ingest/file?catalog=dkbr", "rows.csv", rows, fields); r.Status != http.StatusRequestEntityTooLarge || !contains(r.errMsg(t), "3 rows") {
+		t.Fatalf("row limit: %d %s", r.Status, r.Body)
+	}
+	if r := few.get("/api/resources/dkbr:%23R1"); r.Status != 404 {
+		t.Fatalf("a file over the row limit stored its rows: %d", r.Status)
+	}
+	if r := few.postForm("/admin/ingest/file?catalog=dkbr", "rows.csv", rows[:bytes.LastIndex(rows[:len(rows)-1], []byte("\n"))+1], fields); r.Status != 200 {
+		t.Fatalf("within the row limit: %d %s", r.Status, r.Body)
+	}
 }

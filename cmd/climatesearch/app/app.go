@@ -129,8 +129,18 @@ func newSlog(log *zap.Logger) *slog.Logger {
 	return slog.New(requestIDs{zapslog.NewHandler(log.Core(), zapslog.WithName("core"))})
 }
 
+// fileLimits are the uploaded files' limits: the configured bytes and rows,
+// and cells in proportion to the rows (filereader's default is 10 per row).
+func fileLimits(cfg config.Config) filereader.Limits {
+	l := filereader.Limits{MaxBytes: cfg.MaxUpload, MaxRows: cfg.MaxRows}
+	if cfg.MaxRows > filereader.DefaultMaxRows {
+		l.MaxCells = filereader.DefaultMaxCells / filereader.DefaultMaxRows * cfg.MaxRows
+	}
+	return l
+}
+
 func newFiles(cfg config.Config, in *ingest.Service, stash ports.FileStash) *ingest.Files {
-	return ingest.NewFiles(in, filereader.Parser{Limits: filereader.Limits{MaxBytes: cfg.MaxUpload}}, stash)
+	return ingest.NewFiles(in, filereader.Parser{Limits: fileLimits(cfg)}, stash)
 }
 
 func newEmbedder(cfg config.Config) (ports.Embedder, error) {
