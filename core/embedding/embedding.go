@@ -82,6 +82,10 @@ func (s *Syncer) AddBacklog(n int) {
 	}
 }
 
+// Loaded reports whether the vector index holds what the store held at
+// the start: taken up from the last clean stop, or rebuilt by Boot.
+func (s *Syncer) Loaded() bool { return s != nil && s.booted.Load() }
+
 // Backlog is how many changed resources still wait for their vectors.
 func (s *Syncer) Backlog() int {
 	if s == nil {

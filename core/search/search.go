@@ -368,6 +368,10 @@ func (s *Service) vectorSearch(ctx context.Context, req core.SearchRequest, dept
 		return nil, "vector search unavailable: no embedder is configured; results are full-text only"
 	}
 	if s.vectors.Index().Len() == 0 {
+		if !s.vectors.Loaded() {
+			// After a start, until the graph is taken up or rebuilt.
+			return nil, "vector search unavailable: the vectors are still being loaded after the start; results are full-text only"
+		}
 		return nil, "vector search unavailable: no vectors are stored yet; results are full-text only"
 	}
 	qctx, cancel := context.WithTimeout(ctx, queryEmbedTimeout)

@@ -285,3 +285,48 @@ func TestTopOfListsEqualsWholeSetOnASyntheticCatalog(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorNotesWhileTheVectorsLoad: after a start, until the vectors are
+// loaded, hybrid search says they are loading (not that none are stored);
+// once loaded it notes nothing; with nothing stored it says so.
+func TestVectorNotesWhileTheVectorsLoad(t *testing.T) {
+	ctx := context.Background()
+	rs := realResources(t)[:40]
+	e := newCatalogEnv(t)
+	puts := make([]ports.StoredResource, len(rs))
+	for i, r := range rs {
+		puts[i] = ports.StoredResource{Resource: r, Hash: core.ContentHash(&r)}
+	}
+	if err := e.st.Apply(ctx, core.National, ports.Changes{Put: puts}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ix.Upsert(ctx, rs); err != nil {
+		t.Fatal(err)
+	}
+	svc := search.New(search.Config{VectorWeight: 1}, e.st, e.ix, core.NewVisibility(), e.vec, nil)
+	notes := func() string {
+		t.Helper()
+		res, err := svc.Search(ctx, core.SearchRequest{Query: rs[0].NameSV, Vector: true, Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(res.Notes, " | ")
+	}
+	if n := notes(); !strings.Contains(n, "still being loaded") || strings.Contains(n, "no vectors are stored") {
+		t.Fatalf("before the vectors are loaded: %q", n)
+	}
+	if _, _, err := e.vec.Boot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := notes(); strings.Contains(n, "vector search unavailable") {
+		t.Fatalf("once loaded: %q", n)
+	}
+	empty := newCatalogEnv(t)
+	if _, _, err := empty.vec.Boot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	svc = search.New(search.Config{VectorWeight: 1}, empty.st, empty.ix, core.NewVisibility(), empty.vec, nil)
+	if n := notes(); !strings.Contains(n, "no vectors are stored yet") {
+		t.Fatalf("nothing stored: %q", n)
+	}
+}
