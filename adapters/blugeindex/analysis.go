@@ -299,12 +299,16 @@ func letterPrefix(w string) string {
 const minLetterPrefix = 3
 
 // langLex is what the lexicon knows of one language: its compound
-// dictionary and the stems of the catalog's words, computed once.
+// dictionary, and the stems and splits of the catalog's words computed
+// once. The stems and splits are a memo: split and stemWith compute a word
+// they lack as newLangLex would have, so a langLex stays in use while the
+// words that come and go cannot change the dictionary (see
+// lexicon.prepare), and its memo then lacks them.
 type langLex struct {
-	words map[string]bool // the catalog's words in the language
+	words map[string]bool // the words memoised: the catalog's when built
 	dict  *compoundDict
 	stems map[string]string
-	// splits holds the compound parts of the catalog's words (nil: none).
+	// splits holds the compound parts of the memoised words (nil: none).
 	splits map[string][]string
 }
 

@@ -57,7 +57,7 @@ type compoundDict struct {
 func buildCompoundDict(la *language, words map[string]bool) *compoundDict {
 	base := make(map[string]bool, len(words))
 	for w := range words {
-		if isLetters(w) && utf8.RuneCountInString(w) >= minPart {
+		if inCompoundBase(w) {
 			base[w] = true
 		}
 	}
@@ -114,6 +114,13 @@ func buildCompoundDict(la *language, words map[string]bool) *compoundDict {
 		}
 	}
 	return &compoundDict{words: dict, induced: induced, links: la.links}
+}
+
+// inCompoundBase tells whether w is one of the words a compound dictionary
+// is built from: the dictionary depends on these words of the vocabulary
+// and on no other.
+func inCompoundBase(w string) bool {
+	return isLetters(w) && utf8.RuneCountInString(w) >= minPart
 }
 
 // startsWithLink tells whether b opens with a linking morpheme.

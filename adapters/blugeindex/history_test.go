@@ -247,9 +247,18 @@ func sameLexicon(t *testing.T, a, b *lexicon) {
 			t.Errorf("%s differs from a fresh lexicon of the same resources", name)
 		}
 	}
-	for lang, lx := range a.langs {
-		if !maps.Equal(lx.words, b.langs[lang].words) || !maps.Equal(lx.dict.words, b.langs[lang].dict.words) {
-			t.Errorf("dictionary of %q differs", lang)
+	// The dictionaries, and the split and stem of every word of the
+	// vocabulary (memoised or not: a lexicon keeps its langLex while only
+	// words outside the dictionary's base come and go).
+	for _, la := range languages {
+		lx, fx := a.langs[la.lang], b.langs[la.lang]
+		if !maps.Equal(lx.dict.words, fx.dict.words) {
+			t.Errorf("dictionary of %q differs", la.lang)
+		}
+		for w := range a.words[la.lang] {
+			if !slices.Equal(lx.split(w), fx.split(w)) || la.stemWith(lx, w) != la.stemWith(fx, w) {
+				t.Errorf("%q in %q: split %v stem %q, fresh %v %q", w, la.lang, lx.split(w), la.stemWith(lx, w), fx.split(w), la.stemWith(fx, w))
+			}
 		}
 	}
 	if len(a.docs) != len(b.docs) {
@@ -260,4 +269,66 @@ func sameLexicon(t *testing.T, a, b *lexicon) {
 			t.Errorf("%s is analysed differently from a fresh index", k)
 		}
 	}
+}
+
+// TestCodesKeepTheDictionary: a change whose new words are only numbers
+// and codes (outside the compound dictionary's base) keeps the language's
+// dictionary and memo instead of rebuilding them, and leaves the lexicon
+// and the answers of a fresh index of the same resources; a later change
+// bringing a word of the base rebuilds the dictionary, and still matches.
+func TestCodesKeepTheDictionary(t *testing.T) {
+	ctx := context.Background()
+	rs := loadCatalog(t)
+	x := newIndex(t, rs)
+	before := x.lex.langs[core.Swedish]
+	var codes []core.Resource
+	for i := range 60 {
+		r := rs[i].Clone()
+		r.ID = fmt.Sprint(8100000000 + i)
+		r.NameSV = fmt.Sprintf("%s %d x%d", rs[i].NameSV, 700000+i, 12*i)
+		codes = append(codes, r)
+	}
+	if err := x.Upsert(ctx, codes); err != nil {
+		t.Fatal(err)
+	}
+	if x.lex.langs[core.Swedish] != before {
+		t.Fatal("new codes rebuilt the Swedish dictionary")
+	}
+	if x.lex.words[core.Swedish]["700007"] == 0 {
+		t.Fatal("the codes are not in the vocabulary")
+	}
+	all := append(slices.Clone(rs), codes...)
+	sameLexicon(t, x.lex, newIndex(t, all).lex)
+	sameAnswers := func(live []core.Resource, queries ...string) {
+		t.Helper()
+		fresh := newIndex(t, live)
+		for _, q := range queries {
+			tq := core.TextQuery{Text: q, Lang: core.Swedish, Limit: 20}
+			got, err := x.Search(ctx, tq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := fresh.Search(ctx, tq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%q: %v, fresh %v", q, got, want)
+			}
+		}
+	}
+	sameAnswers(all, "700007", rs[7].NameSV, "x24", "ull", "skiva")
+	// A word of the base (a new compound) rebuilds the dictionary.
+	r := rs[0].Clone()
+	r.ID = fmt.Sprint(8200000000)
+	r.NameSV = "Skumglasblock " + r.NameSV
+	if err := x.Upsert(ctx, []core.Resource{r}); err != nil {
+		t.Fatal(err)
+	}
+	if x.lex.langs[core.Swedish] == before {
+		t.Fatal("a new word of the base kept the old dictionary")
+	}
+	all = append(all, r)
+	sameLexicon(t, x.lex, newIndex(t, all).lex)
+	sameAnswers(all, "700007", "glasblock", "skum", rs[0].NameSV, "ull")
 }

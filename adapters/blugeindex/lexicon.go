@@ -216,6 +216,16 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource, sources func([]c
 		if !crosses(old, dl.words[la.lang]) {
 			continue
 		}
+		// Words that come or go without being in the dictionary's base
+		// (numbers, codes, words shorter than a part: every product code
+		// of a catalog) leave the dictionary as it is, and every split
+		// with it: the language keeps its langLex, whose memo lacks the
+		// new words, until the vocabulary has grown by a quarter of what
+		// it memoised. Rebuilding it for each change made a bulk load
+		// quadratic (each chunk split every word of the catalog again).
+		if memo := lex.langs[la.lang]; keepsDict(old, dl.words[la.lang], len(memo.words)+len(memo.words)/4) {
+			continue
+		}
 		words := make(map[string]bool, len(old)+len(dl.words[la.lang]))
 		for w, n := range old {
 			if n+dl.words[la.lang][w] > 0 {
@@ -230,8 +240,8 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource, sources func([]c
 		prev := lex.langs[la.lang]
 		lx := newLangLex(la, words, prev)
 		dl.langs[la.lang] = lx
-		for w := range prev.words {
-			if lx.words[w] && !slices.Equal(prev.splits[w], lx.splits[w]) {
+		for w := range old { // the vocabulary, memoised by prev or not
+			if lx.words[w] && !slices.Equal(prev.split(w), lx.splits[w]) {
 				if resplit[la.lang] == nil {
 					resplit[la.lang] = map[string]bool{}
 				}
@@ -359,6 +369,26 @@ func crosses[N int | int32](counts, d map[string]N) bool {
 		}
 	}
 	return false
+}
+
+// keepsDict tells whether the vocabulary counts after d keep the compound
+// dictionary: no word of its base (inCompoundBase) appears or goes, and the
+// vocabulary stays within most words.
+func keepsDict(counts, d map[string]int32, most int) bool {
+	size := len(counts)
+	for w, n := range d {
+		before := counts[w]
+		if n == 0 || (before > 0) == (before+n > 0) {
+			continue
+		}
+		if inCompoundBase(w) {
+			return false
+		}
+		if before == 0 {
+			size++
+		}
+	}
+	return size <= most
 }
 
 // idsOf returns the string table ids of words, by language; a word without

@@ -57,7 +57,7 @@ import (
 func BenchmarkFileApply(b *testing.B) {
 	n := synth.Size(b, "FILE_N", 100000)
 	csv := fileCSV(n)
-	h, stop := bootEnv(b, upstream(b), map[string]string{"SERVICE_EMBEDDER": "hash", "SERVICE_MAX_UPLOAD": "256MiB"})
+	h, stop := bootEnv(b, upstream(b), map[string]string{"SERVICE_EMBEDDER": "hash", "SERVICE_MAX_UPLOAD": "256MiB", "SERVICE_MAX_ROWS": "1048576"})
 	defer stop()
 
 	var body bytes.Buffer

@@ -3,24 +3,28 @@
 # BR25 workbook and a generated 100,000-row CSV (semicolon, decimal comma)
 # through the running binary. Prints one line per step.
 #   test/perf/files.sh          # PORT=18820 by default
+#   ROWS=1000000 test/perf/files.sh  # a million-row CSV (SERVICE_MAX_ROWS and
+#                                    # SERVICE_MAX_UPLOAD raised to take it)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 shared=${CLIMATESEARCH_SHARED:-../shared}
 work=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 go build -o "$work/climatesearch" ./cmd/climatesearch
-python3 - "$work/gen100k.csv" <<'PY'
+rows=${ROWS:-100000}
+python3 - "$work/gen.csv" "$rows" <<'PY'
 import random, sys
 random.seed(1)
 with open(sys.argv[1], 'w') as f:
     f.write('Sorterings ID;Navn DK;Navn DE/ENG;Global Opvarmning, modul A1-A3;Deklareret enhed (FU);Masse faktor\n')
-    for i in range(100000):
+    for i in range(int(sys.argv[2])):
         v = ('%.3f' % random.uniform(-50, 900)).replace('.', ',')
         f.write(f'#T{i:06d};Produkt {i} beton klasse {i%40};Product {i};{v};m3;{random.randint(100,2500)}\n')
 PY
 port=${PORT:-18820} # loopback, in the range kept for this benchmark (18800-18899)
 SERVICE_ADDR=127.0.0.1:$port SERVICE_DATA_DIR=$work/data SERVICE_BOOT_INGEST=false SERVICE_INGEST_INTERVAL=0 \
-  SERVICE_LOG_LEVEL=warn SERVICE_MAX_UPLOAD=64MiB "$work/climatesearch" 2>"$work/log" &
+  SERVICE_LOG_LEVEL=warn SERVICE_MAX_UPLOAD=$(( rows > 500000 ? 128 : 64 ))MiB SERVICE_MAX_ROWS=$(( rows > 200000 ? rows + 1 : 200000 )) \
+  "$work/climatesearch" 2>"$work/log" &
 pid=$!
 until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do sleep 0.05; done
 base="http://127.0.0.1:$port"
@@ -36,8 +40,8 @@ echo "idle                                   peak RSS so far $(hwm)"
 step "preview BR25 xlsx" -F "file=@$shared/data/dkbr/br25-tabel7-2025.xlsx" "$base/admin/ingest/preview"
 map25=(-F "map.id=Sorterings ID" -F "map.name=Navn DK" -F "map.name_en=Navn DE/ENG" -F "map.a1a3=Global Opvarmning, modul A1-A3" -F "map.unit=Deklareret enhed (FU)" -F "map.conversion_value=Masse faktor" -F "map.conversion_unit=Masse enhed" -F version=BR25)
 step "apply BR25 xlsx (504)" "${map25[@]}" -F "file=@$shared/data/dkbr/br25-tabel7-2025.xlsx" "$base/admin/ingest/file?catalog=dkbr"
-step "preview 100k-row CSV" -F "file=@$work/gen100k.csv" "$base/admin/ingest/preview"
+step "preview $rows-row CSV" -F "file=@$work/gen.csv" "$base/admin/ingest/preview"
 map100=(-F "map.id=Sorterings ID" -F "map.name=Navn DK" -F "map.name_en=Navn DE/ENG" -F "map.a1a3=Global Opvarmning, modul A1-A3" -F "map.unit=Deklareret enhed (FU)" -F "map.conversion_value=Masse faktor" -F version=GEN)
-step "dry run 100k-row CSV" "${map100[@]}" -F "file=@$work/gen100k.csv" "$base/admin/ingest/file?catalog=dkbr&dry_run=true"
-step "apply 100k-row CSV" "${map100[@]}" -F "file=@$work/gen100k.csv" "$base/admin/ingest/file?catalog=dkbr"
-step "search after 100k" "$base/api/search?q=beton&databases=dkbr"
+step "dry run $rows-row CSV" "${map100[@]}" -F "file=@$work/gen.csv" "$base/admin/ingest/file?catalog=dkbr&dry_run=true"
+step "apply $rows-row CSV" "${map100[@]}" -F "file=@$work/gen.csv" "$base/admin/ingest/file?catalog=dkbr"
+step "search after $rows" "$base/api/search?q=beton&databases=dkbr"
