@@ -14,7 +14,8 @@ type badgerLogger struct{ s *zap.SugaredLogger }
 // trim drops the trailing newline many Badger format strings carry.
 func trim(format string) string { return strings.TrimRight(format, "\n") }
 
-func (l badgerLogger) Errorf(format string, args ...any)   { l.s.Errorf(trim(format), args...) }
+func (l badgerLogger) Errorf(format string, args ...any) { l.s.Errorf(trim(format), args...) }
+
 // Warningf keeps the level, except for Badger's minute-by-minute advice on
 // its caches ("Block cache might be too small", with a histogram), which a
 // scan of a large catalog through the deliberately small block cache
@@ -26,5 +27,5 @@ func (l badgerLogger) Warningf(format string, args ...any) {
 	}
 	l.s.Warnf(trim(format), args...)
 }
-func (l badgerLogger) Infof(format string, args ...any)    { l.s.Debugf(trim(format), args...) }
-func (l badgerLogger) Debugf(format string, args ...any)   { l.s.Debugf(trim(format), args...) }
+func (l badgerLogger) Infof(format string, args ...any)  { l.s.Debugf(trim(format), args...) }
+func (l badgerLogger) Debugf(format string, args ...any) { l.s.Debugf(trim(format), args...) }
