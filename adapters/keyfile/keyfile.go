@@ -248,6 +248,13 @@ func (f *File) maybeReload() {
 
 	f.pending = nil
 	set, read, err := f.read()
+	if read != nil && !same(read, info) {
+		// Changed between the look and the read (a writer truncated it
+		// again meanwhile): what was read may be half written. Wait for
+		// it to stay the same for a whole interval, as for any change.
+		f.pending = read
+		return
+	}
 	if err != nil {
 		if read == nil {
 			read = info // it could not be opened: not again until it changes
