@@ -83,22 +83,39 @@ func (s *Service) runCatalog(ctx context.Context, cat core.CatalogID, booted fun
 			return
 		case <-t.C:
 		}
-		s.runScheduled(ctx, cat)
+		if busy := s.runScheduled(ctx, cat); busy {
+			// Another run holds the catalog (here or on another replica)
+			// and moves the schedule when it ends: look again after a
+			// while rather than at once, which spun on the store (and the
+			// log) for as long as that run lasted.
+			t := time.NewTimer(busyRetry)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
 	}
 }
+
+// busyRetry is how long the schedule waits before looking again when the
+// run that fell due is held by another ingest of the catalog.
+const busyRetry = time.Second
 
 // runScheduled runs the ingest that fell due, once across replicas: every
 // replica wakes at the shared NextIngest, the first to take the run lock
 // runs it and moves the schedule on before letting go, and one that gets
-// the lock later finds the schedule already moved and skips.
-func (s *Service) runScheduled(ctx context.Context, cat core.CatalogID) {
+// the lock later finds the schedule already moved and skips. It reports
+// whether another ingest of the catalog held it.
+func (s *Service) runScheduled(ctx context.Context, cat core.CatalogID) (busy bool) {
 	if err := s.begin(ctx, cat); err != nil {
 		if core.KindOf(err) == core.KindBusy {
 			s.log.Info("scheduled ingest skipped: an ingest of the catalog is running", "catalog", cat)
-		} else {
-			s.log.Error("scheduled ingest not started", "catalog", cat, "error", err)
+			return true
 		}
-		return
+		s.log.Error("scheduled ingest not started", "catalog", cat, "error", err)
+		return false
 	}
 	defer s.end(cat)
 	if m, err := s.store.Meta(ctx, cat); err == nil && m.NextIngest.After(s.now()) {
@@ -109,6 +126,7 @@ func (s *Service) runScheduled(ctx context.Context, cat core.CatalogID) {
 	if err := s.updateMeta(ctx, cat, func(m *core.CatalogMeta) { m.NextIngest = advance(m.NextIngest, s.now(), s.cfg.Interval) }); err != nil {
 		s.log.Error("persisting the schedule failed", "catalog", cat, "error", err)
 	}
+	return false
 }
 
 // nextRun returns the persisted next run time, creating or repairing it. A
