@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -776,6 +777,13 @@ func (s *Service) updateMeta(ctx context.Context, catalog core.CatalogID, fn fun
 		return err
 	}
 	m.Catalog = catalog
+	before := m
 	fn(&m)
+	if reflect.DeepEqual(before, m) {
+		// Nothing to write. Writing it all the same would, on a store
+		// shared by replicas, put back what another replica wrote since
+		// the read (the schedule it just moved, say).
+		return nil
+	}
 	return s.store.PutMeta(ctx, m)
 }
