@@ -310,7 +310,8 @@ func (x *Index) insert(c *searchCtx, id string, vec []float32) (vacuum bool) {
 	// Only an insert that raises the top level holds topMu throughout,
 	// as in hnswlib; the top level only rises while mu is read-locked.
 	t := x.top.Load()
-	if level > topLevel(t) {
+	held := level > topLevel(t)
+	if held {
 		x.topMu.Lock()
 		defer x.topMu.Unlock()
 		t = x.top.Load()
@@ -319,7 +320,18 @@ func (x *Index) insert(c *searchCtx, id string, vec []float32) (vacuum bool) {
 	x.link(c, s)
 	if atomic.CompareAndSwapUint32(&x.state[s], pending, live) {
 		x.live.Add(1)
-		if level > topLevel(t) {
+		// The top may have come down meanwhile: its node deleted while s
+		// was pending, newEntry picked the highest live node, lower than
+		// s. s is then the entry, or a live node sits above the entry and
+		// a search of its upper layers (a vacuum's refill) starts from a
+		// node without them. Under topMu, and only while s is live: a
+		// delete of s moves the entry off it only after its kill.
+		if !held && level > topLevel(x.top.Load()) {
+			x.topMu.Lock()
+			defer x.topMu.Unlock()
+			held = true
+		}
+		if held && level > topLevel(x.top.Load()) && x.stateOf(s) == live {
 			x.top.Store(packTop(s, level))
 		}
 	}
