@@ -72,18 +72,7 @@ func TestLargeApplyIsWhole(t *testing.T) {
 // journalKeys counts the keys under jnl/.
 func journalKeys(t *testing.T, s *Store) int {
 	t.Helper()
-	n := 0
-	err := s.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = []byte(jnlPrefix)
-		opts.PrefetchValues = false
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			n++
-		}
-		return nil
-	})
+	n, err := s.countKeys([]byte(jnlPrefix))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -517,10 +517,15 @@ func (s *Store) Count(ctx context.Context, catalog core.CatalogID) (int, error) 
 		return 0, err
 	}
 	defer s.leave()
+	return s.countKeys(resCatalogPrefix(catalog))
+}
+
+// countKeys counts the keys under prefix, reading no values.
+func (s *Store) countKeys(prefix []byte) (int, error) {
 	n := 0
 	err := s.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
-		opts.Prefix = resCatalogPrefix(catalog)
+		opts.Prefix = prefix
 		opts.PrefetchValues = false
 		it := txn.NewIterator(opts)
 		defer it.Close()

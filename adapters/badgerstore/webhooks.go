@@ -900,18 +900,7 @@ func (s *Store) Pending(ctx context.Context, destinationID string) (int, error) 
 		return 0, err
 	}
 	defer s.leave()
-	n := 0
-	err := s.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefix
-		opts.PrefetchValues = false
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			n++
-		}
-		return nil
-	})
+	n, err := s.countKeys(prefix)
 	if err != nil {
 		return 0, storeErr("count webhook deliveries", err)
 	}

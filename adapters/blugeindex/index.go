@@ -22,6 +22,7 @@ import (
 	"github.com/blugelabs/bluge/index"
 
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/internal/atomicfile"
 	"github.com/climatesearch/climatesearch/ports"
 )
 
@@ -223,41 +224,12 @@ func (x *Index) Persist(_ context.Context) (string, error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	mark := hex.EncodeToString(b[:])
-	if err := writeFileAtomic(filepath.Join(x.dir, snapshotFile), func(f *os.File) error {
+	if err := atomicfile.Write(filepath.Join(x.dir, snapshotFile), func(f *os.File) error {
 		return writeSnapshot(f, mark, x.lex)
 	}); err != nil {
 		return "", fmt.Errorf("blugeindex: writing the lexicon: %w", err)
 	}
 	return mark, nil
-}
-
-// writeFileAtomic writes a file through a synced temporary file renamed
-// over it, so the path holds the old file or the whole new one.
-func writeFileAtomic(path string, write func(*os.File) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.Remove(f.Name()) }() // after the rename, a no-op
-	if err := write(f); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
 }
 
 // Close releases the index without persisting it, after the change in

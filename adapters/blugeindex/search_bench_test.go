@@ -146,6 +146,15 @@ func BenchmarkScaleSearch(b *testing.B) {
 		// to 9,000 and ids that do not match), through the index's
 		// methods. The store reads and fusion of core/search are not in
 		// these: core/search's BenchmarkScaleSearch has them.
+		hybridPrefix := func(q core.TextQuery, vecs []core.Key) error {
+			n, err := x.Count(ctx, q)
+			if err != nil {
+				return err
+			}
+			q.Limit = max(20, min(n, core.MaxMatchSet))
+			_, _, _, err = x.RankedPrefix(ctx, q, 40, vecs)
+			return err
+		}
 		for _, v := range []struct {
 			name string
 			run  func(q core.TextQuery, vecs []core.Key) error
@@ -162,23 +171,9 @@ func BenchmarkScaleSearch(b *testing.B) {
 			{"hybrid-prefix-noblocks", func(q core.TextQuery, vecs []core.Key) error {
 				x.blocks.off = true
 				defer func() { x.blocks.off = false }()
-				n, err := x.Count(ctx, q)
-				if err != nil {
-					return err
-				}
-				q.Limit = max(20, min(n, core.MaxMatchSet))
-				_, _, _, err = x.RankedPrefix(ctx, q, 40, vecs)
-				return err
+				return hybridPrefix(q, vecs)
 			}},
-			{"hybrid-prefix", func(q core.TextQuery, vecs []core.Key) error {
-				n, err := x.Count(ctx, q)
-				if err != nil {
-					return err
-				}
-				q.Limit = max(20, min(n, core.MaxMatchSet))
-				_, _, _, err = x.RankedPrefix(ctx, q, 40, vecs)
-				return err
-			}},
+			{"hybrid-prefix", hybridPrefix},
 		} {
 			if skip(v.name) {
 				continue

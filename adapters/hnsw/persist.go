@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/internal/atomicfile"
 	"github.com/climatesearch/climatesearch/ports"
 )
 
@@ -62,7 +63,7 @@ func (c *CatalogIndex) Persist(ctx context.Context, embedderID, mark string) err
 		cats = append(cats, cat)
 	}
 	slices.Sort(cats)
-	err := writeFileAtomic(c.path, func(f *os.File) error {
+	err := atomicfile.Write(c.path, func(f *os.File) error {
 		w := newSnapWriter(f)
 		writeHeader(w, snapHeader{embedder: embedderID, mark: mark, dim: c.dim, catalogs: len(cats)})
 		for _, cat := range cats {
@@ -134,33 +135,4 @@ func (c *CatalogIndex) Resume(_ context.Context, embedderID, mark string) (bool,
 	c.per = per
 	c.mu.Unlock()
 	return true, nil
-}
-
-// writeFileAtomic writes a file through a synced temporary file renamed
-// over it, so the path holds the old file or the whole new one.
-func writeFileAtomic(path string, write func(*os.File) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.Remove(f.Name()) }() // after the rename, a no-op
-	if err := write(f); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
 }

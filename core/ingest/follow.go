@@ -52,12 +52,8 @@ func (s *Service) writeLock(ctx context.Context, cat core.CatalogID) (unlock fun
 			}
 			return unlock, nil
 		}
-		t := time.NewTimer(lockPoll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !sleep(ctx, lockPoll) {
 			return nil, ctx.Err()
-		case <-t.C:
 		}
 	}
 }

@@ -76,26 +76,28 @@ func (s *Service) runCatalog(ctx context.Context, cat core.CatalogID, booted fun
 			s.log.Error("reading the schedule failed; retrying in a minute", "catalog", cat, "error", err)
 			next = s.now().Add(time.Minute)
 		}
-		t := time.NewTimer(time.Until(next))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !sleep(ctx, time.Until(next)) {
 			return
-		case <-t.C:
 		}
-		if busy := s.runScheduled(ctx, cat); busy {
-			// Another run holds the catalog (here or on another replica)
-			// and moves the schedule when it ends: look again after a
-			// while rather than at once, which spun on the store (and the
-			// log) for as long as that run lasted.
-			t := time.NewTimer(busyRetry)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
+		// Another run holding the catalog (here or on another replica)
+		// moves the schedule when it ends: look again after a while
+		// rather than at once, which spun on the store (and the log) for
+		// as long as that run lasted.
+		if busy := s.runScheduled(ctx, cat); busy && !sleep(ctx, busyRetry) {
+			return
 		}
+	}
+}
+
+// sleep waits for d and reports whether ctx was still live at the end.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
