@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
@@ -44,6 +45,21 @@ type Deps struct {
 	// Metrics records each request (route template, method, status,
 	// duration); nil records nothing.
 	Metrics ports.Metrics
+	// Access, when set, writes the access lines in place of Log, and
+	// decides whether to (the level): the binary's JSON log encodes them
+	// itself, the same text as zap's at a fifth of its cost
+	// (cmd/climatesearch/app/accesslog.go). Nil: through Log at info.
+	Access func(AccessLine)
+}
+
+// AccessLine is what the access log says of one request: never the query
+// (it may carry a key), never a header.
+type AccessLine struct {
+	Method, Route, Path string
+	Status              int
+	Bytes               int64
+	Took                time.Duration
+	Client, RequestID   string
 }
 
 // API is the gin engine with the routes of the specification.

@@ -103,13 +103,22 @@ func BenchmarkKept(b *testing.B) {
 	})
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.WarnLevel))
 	api, _ := keptAPI(b, log)
+	// The same at info, the service's default level: every request writes
+	// its access line (JSON, as the binary's, into io.Discard).
+	info := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel))
+	apiInfo, _ := keptAPI(b, info)
 	for _, c := range []struct{ name, target, header, value string }{
 		{"lookup", "/api/resources/national:6000000000", "", ""},
+		{"lookup-info", "/api/resources/national:6000000000", "", ""},
 		{"search", "/api/search?q=sp%C3%A5nskiva", "", ""},
 		{"lookup-gzip", "/api/resources/national:6000000000", "Accept-Encoding", "gzip, deflate, br"},
 		{"lookup-304", "/api/resources/national:6000000000", "If-None-Match", ""},
 	} {
 		b.Run(c.name, func(b *testing.B) {
+			api := api
+			if strings.HasSuffix(c.name, "-info") {
+				api = apiInfo
+			}
 			first := httptest.NewRecorder()
 			api.ServeHTTP(first, httptest.NewRequest(http.MethodGet, c.target, nil))
 			req := httptest.NewRequest(http.MethodGet, c.target, nil)

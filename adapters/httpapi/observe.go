@@ -157,7 +157,10 @@ func (a *API) Observe(next http.Handler) http.Handler {
 			}
 			method := metricMethod(r.Method)
 			a.metrics.ObserveHTTP(route, method, status, took)
-			if ce := a.access.Check(zap.InfoLevel, "http"); ce != nil {
+			if a.d.Access != nil {
+				a.d.Access(AccessLine{Method: r.Method, Route: route, Path: r.URL.Path, Status: status, Bytes: sw.bytes,
+					Took: took, Client: clientAddr(r), RequestID: id})
+			} else if ce := a.access.Check(zap.InfoLevel, "http"); ce != nil {
 				f := accessFields.Get().(*[8]zap.Field)
 				f[0], f[1], f[2] = zap.String("method", r.Method), zap.String("route", route), zap.String("path", r.URL.Path)
 				f[3], f[4], f[5] = zap.Int("status", status), zap.Int64("bytes", sw.bytes), zap.Duration("took", took)

@@ -121,6 +121,34 @@ func TestAccessLogAtInfo(t *testing.T) {
 	}
 }
 
+// With Deps.Access the access line goes there, with the same facts, and
+// not through Log; the path is without the query.
+func TestAccessLogThroughAccess(t *testing.T) {
+	obs, logs := observer.New(zapcore.InfoLevel)
+	f := &loadingCore{loaded: true}
+	var got []AccessLine
+	api := New(Deps{Search: f, Resources: f, Compare: f, Ingest: f, Log: zap.New(obs), Access: func(l AccessLine) { got = append(got, l) }})
+	req := httptest.NewRequest(http.MethodGet, "/api/resources/national:6000000000?lang=en", nil)
+	req.RemoteAddr = "192.0.2.7:5555"
+	req.Header.Set(RequestIDHeader, "req-2")
+	w := httptest.NewRecorder()
+	api.ServeHTTP(w, req)
+	if w.Code != http.StatusOK {
+		t.Fatalf("lookup: %d %s", w.Code, w.Body)
+	}
+	if n := logs.FilterMessage("http").Len(); n != 0 {
+		t.Errorf("%d access lines through Log as well", n)
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d access lines, want 1", len(got))
+	}
+	l := got[0]
+	if l.Method != "GET" || l.Route != "/api/resources/:id" || l.Path != "/api/resources/national:6000000000" || l.Status != 200 ||
+		l.Bytes != int64(w.Body.Len()) || l.Client != "192.0.2.7" || l.RequestID != "req-2" || l.Took <= 0 {
+		t.Errorf("access line %+v", l)
+	}
+}
+
 // TestRequestIDInErrorsAndTheirLogs: a 500 names the request id in its
 // Error body and in the error log line, the same id the answer's header
 // carries.

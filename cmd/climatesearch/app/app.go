@@ -107,6 +107,18 @@ func NewLogger(cfg config.Config) (*zap.Logger, error) {
 			format = "console"
 		}
 	}
+	zc := loggerConfig(format)
+	lvl, err := zapcore.ParseLevel(cfg.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	zc.Level = zap.NewAtomicLevelAt(lvl)
+	return buildLogger(zc, os.Stderr)
+}
+
+// loggerConfig is the zap configuration of a log format ("json" or
+// "console"), at info.
+func loggerConfig(format string) zap.Config {
 	var zc zap.Config
 	if format == "console" {
 		zc = zap.NewDevelopmentConfig()
@@ -117,12 +129,8 @@ func NewLogger(cfg config.Config) (*zap.Logger, error) {
 		zc.Sampling = nil
 		zc.EncoderConfig.EncodeTime = iso8601Time // zapcore.ISO8601TimeEncoder's format, made once per millisecond
 	}
-	lvl, err := zapcore.ParseLevel(cfg.LogLevel)
-	if err != nil {
-		return nil, err
-	}
-	zc.Level = zap.NewAtomicLevelAt(lvl)
-	return buildLogger(zc, os.Stderr)
+	zc.Level = zap.NewAtomicLevelAt(zapcore.InfoLevel)
+	return zc
 }
 
 func newSlog(log *zap.Logger) *slog.Logger {
@@ -366,6 +374,7 @@ func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Ser
 		Search: s, Resources: l, Compare: c, Catalogs: st, Ingest: in, Files: files, Webhooks: wh, MaxUpload: cfg.MaxUpload,
 		OpenAPI: web.OpenAPI(), SwaggerUI: web.SwaggerUI(),
 		AdminToken: cfg.AdminToken, Log: log.Named("http"), Generations: gens, Metrics: m,
+		Access: accessLog(log, "http"),
 	})
 }
 

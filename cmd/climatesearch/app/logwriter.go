@@ -46,7 +46,7 @@ func buildLogger(zc zap.Config, out io.Writer) (*zap.Logger, error) {
 	} else {
 		enc = zapcore.NewJSONEncoder(zc.EncoderConfig)
 	}
-	c := &flushAtCore{Core: zapcore.NewCore(enc, w, zc.Level), w: w, at: zapcore.WarnLevel}
+	c := &flushAtCore{Core: zapcore.NewCore(enc, w, zc.Level), w: w, at: zapcore.WarnLevel, json: zc.Encoding != "console"}
 	return zc.Build(zap.WrapCore(func(zapcore.Core) zapcore.Core { return c }))
 }
 
@@ -57,10 +57,14 @@ type flushAtCore struct {
 	zapcore.Core
 	w  *logWriter
 	at zapcore.Level
+	// json says the lines are zap's production JSON (loggerConfig), which
+	// accessLog writes itself; fields says the core carries fields of a
+	// With, which it would leave out.
+	json, fields bool
 }
 
 func (c *flushAtCore) With(fields []zapcore.Field) zapcore.Core {
-	return &flushAtCore{Core: c.Core.With(fields), w: c.w, at: c.at}
+	return &flushAtCore{Core: c.Core.With(fields), w: c.w, at: c.at, json: c.json, fields: c.fields || len(fields) > 0}
 }
 
 func (c *flushAtCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
@@ -189,14 +193,18 @@ func signal(ch chan struct{}) {
 // and location: under load many lines share their millisecond, and
 // formatting the time for each was about 2 % of a kept lookup's CPU.
 func iso8601Time(t time.Time, enc zapcore.PrimitiveArrayEncoder) {
+	enc.AppendString(iso8601(t))
+}
+
+// iso8601 is t as iso8601Time writes it.
+func iso8601(t time.Time) string {
 	ms, loc := t.UnixMilli(), t.Location()
 	if c := lastISO8601.Load(); c != nil && c.ms == ms && c.loc == loc {
-		enc.AppendString(c.s)
-		return
+		return c.s
 	}
 	c := &isoMilli{ms: ms, loc: loc, s: t.Format(iso8601Layout)}
 	lastISO8601.Store(c)
-	enc.AppendString(c.s)
+	return c.s
 }
 
 const iso8601Layout = "2006-01-02T15:04:05.000Z0700"

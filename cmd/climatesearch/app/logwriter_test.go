@@ -13,6 +13,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/climatesearch/climatesearch/adapters/httpapi"
 )
 
 // recordingOut is a stderr stand-in that keeps every write(2) apart.
@@ -202,17 +204,33 @@ func TestISO8601TimeAsZapWritesIt(t *testing.T) {
 // BenchmarkAccessLine writes the access line of a kept lookup (the fields
 // httpapi.Observe logs) from parallel goroutines into a file, as zap's
 // production logger did (one write(2) per line under a lock, with the
-// caller) and as NewLogger does now (buffered, no caller on access lines,
-// the time made once per millisecond).
+// caller), as NewLogger did (buffered, no caller on access lines, the
+// time made once per millisecond) and as the binary does now (the same,
+// the line made by accessLog rather than zap's encoder).
 //
 //	go test ./cmd/climatesearch/app/ -run '^$' -bench AccessLine -benchmem
 func BenchmarkAccessLine(b *testing.B) {
 	zc := zap.NewProductionConfig()
 	zc.Sampling = nil
 	zc.Level = zap.NewAtomicLevelAt(zap.InfoLevel)
+	buffered := func(b *testing.B, path string) *zap.Logger {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { f.Close() })
+		zc := zc
+		zc.EncoderConfig.EncodeTime = iso8601Time
+		log, err := buildLogger(zc, f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return log
+	}
 	for _, c := range []struct {
-		name  string
-		build func(*testing.B, string) *zap.Logger
+		name   string
+		build  func(*testing.B, string) *zap.Logger
+		direct bool // through accessLog, as the binary since section 18b
 	}{
 		{"synchronous", func(b *testing.B, path string) *zap.Logger {
 			zc := zc
@@ -223,24 +241,29 @@ func BenchmarkAccessLine(b *testing.B) {
 				b.Fatal(err)
 			}
 			return log
-		}},
+		}, false},
 		{"buffered", func(b *testing.B, path string) *zap.Logger {
-			f, err := os.Create(path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { f.Close() })
-			zc := zc
-			zc.EncoderConfig.EncodeTime = iso8601Time
-			log, err := buildLogger(zc, f)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return log.WithOptions(zap.WithCaller(false))
-		}},
+			return buffered(b, path).WithOptions(zap.WithCaller(false))
+		}, false},
+		{"direct", buffered, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			log := c.build(b, filepath.Join(b.TempDir(), "stderr"))
+			if c.direct {
+				write := accessLog(log, "http")
+				if write == nil {
+					b.Fatal("no access writer")
+				}
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						write(httpapi.AccessLine{Method: "GET", Route: "/api/resources/:id", Path: "/api/resources/national:6000000000",
+							Status: 200, Bytes: 2001, Took: 1292 * time.Nanosecond, Client: "127.0.0.1", RequestID: "114f78661ffc904b87dac0fc9b38a9ce"})
+					}
+				})
+				_ = log.Sync()
+				return
+			}
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
