@@ -98,8 +98,17 @@ type full struct {
 	heads    []langTerms
 	// fields holds the terms of each field of textFields (nil when empty).
 	fields [][]term
+	// nameUnits are the names' word units as text, until compact turns
+	// them into names.
+	nameUnits []textNames
 	// source is the resource as JSON, stored with the document.
 	source []byte
+}
+
+// textNames are the word units of a name in one language, as text.
+type textNames struct {
+	lang  core.Lang
+	units []nameUnit
 }
 
 // langIDs are string table ids of one language.
@@ -473,14 +482,8 @@ func (lex *lexicon) compact(d *docAnalysis) {
 		}
 		d.words = append(d.words, langIDs{lang: la.lang, ids: ids})
 	}
-	for _, n := range d.names {
-		for i := range n.units {
-			u := &n.units[i]
-			u.head = lex.canonical(u.head)
-			for j := range u.parts {
-				u.parts[j] = lex.canonical(u.parts[j])
-			}
-		}
+	for _, n := range d.nameUnits {
+		d.names = append(d.names, langNames{lang: n.lang, units: lex.flatNames(n.units)})
 	}
 	for _, h := range d.heads {
 		for i := range h.terms {
@@ -710,7 +713,7 @@ func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docA
 		d.fields[i] = languageOf(f.lang).analyzeChunks(chunks[i], langs[f.lang])
 		d.lens[i] = int32(len(d.fields[i]))
 		if i == nameField[f.lang] && f.lang != exact {
-			d.names = append(d.names, langNames{lang: f.lang, units: nameUnits(d.fields[i])})
+			d.nameUnits = append(d.nameUnits, textNames{lang: f.lang, units: nameUnits(d.fields[i])})
 		}
 		clear(seen)
 		d.distinct[i] = make([]string, 0, len(d.fields[i]))

@@ -76,7 +76,7 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 	if err != nil {
 		return nil, false, nil, err
 	}
-	ids, ok, err := x.ids.of(snap)
+	ids, ok, err := x.ids.of(snap, lex)
 	if err != nil {
 		return nil, false, nil, err
 	}
@@ -130,6 +130,7 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 		return nil, len(p.clauses) == 0, nil
 	}
 	top := newTopScores(n)
+	cq := newCoverQuery(tq, lex)
 	var cands, bm25 []scoredDoc
 	keepFrom, keepBM25 := 0, 0
 	keyOf := func(doc uint64) (core.Key, error) {
@@ -144,11 +145,11 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 		floor: math.Inf(-1),
 		scale: 1 + coverageBoost,
 		rescore: func(doc uint64, score float64) float64 {
-			key, err := keyOf(doc)
+			d, err := ids.analysis(doc)
 			if err != nil {
 				bad = err
 			}
-			return score * (1 + coverageBoost*coverage(lex.docs[key], tq))
+			return score * (1 + coverageBoost*coverage(d, cq))
 		},
 		scored: func(doc uint64, score float64) {
 			bm25 = append(bm25, scoredDoc{doc, score})
@@ -343,9 +344,10 @@ func (x *Index) placeRest(ctx context.Context, reader *bluge.Reader, p *plan, tq
 		return err
 	}
 	rescored := make([]float64, len(rest))
+	cq := newCoverQuery(tq, lex)
 	floor := math.Inf(1)
 	for _, j := range matching {
-		rescored[j] = scores[j] * (1 + coverageBoost*coverage(lex.docs[keys[rest[j]]], tq))
+		rescored[j] = scores[j] * (1 + coverageBoost*coverage(lex.docs[keys[rest[j]]], cq))
 		floor = min(floor, rescored[j]/2)
 		places[rest[j]] = PlaceBeyond
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/climatesearch/climatesearch/core"
@@ -110,5 +111,80 @@ func TestNthLargest(t *testing.T) {
 		if got := nthLargest(a, n); got != sorted[n-1] {
 			t.Fatalf("round %d: %d-th largest of %v: %v, want %v", round, n, sorted, got, sorted[n-1])
 		}
+	}
+}
+
+// The analyses RankedPrefix rescores with are kept per document of a
+// segment (keycache.go): after resources are renamed (their coverage
+// changes), withdrawn and added, between searches that filled those
+// slots, the prefix is still the start of the list Search computes from
+// the lexicon.
+func TestRankedPrefixAcrossChanges(t *testing.T) {
+	ctx := context.Background()
+	rs := loadCatalog(t)
+	x := newIndex(t, rs)
+	queries := probeQueries(rs, 23)
+	for _, g := range loadGolden(t)[:10] {
+		queries = append(queries, g.Q)
+	}
+	probe := []core.Key{rs[0].Key(), rs[100].Key()}
+	samePrefix(t, x, queries, [][]core.CatalogID{nil}, probe)
+	var changed []core.Resource
+	for i, r := range rs {
+		switch i % 5 {
+		case 0: // a longer name: less of it covered
+			r.NameSV += " med extra ord"
+			r.NameEN += " with extra words"
+		case 1: // only the name's head: more of it covered
+			r.NameSV, _, _ = strings.Cut(r.NameSV, ",")
+			r.NameEN, _, _ = strings.Cut(r.NameEN, ",")
+		case 2:
+			if i%10 == 2 {
+				r.Withdrawn = true
+			}
+		default:
+			continue
+		}
+		changed = append(changed, r)
+	}
+	if err := x.Upsert(ctx, changed); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := samePrefix(t, x, queries, [][]core.CatalogID{nil}, probe)
+	t.Logf("%d answers compared after %d changes", n, len(changed))
+}
+
+// The kept analyses belong to one lexicon: asked with another (as after
+// Resume), the slots start empty and answer from it.
+func TestAnalysisSlotsFollowTheLexicon(t *testing.T) {
+	ctx := context.Background()
+	rs := loadCatalog(t)[:50]
+	x := newIndex(t, rs)
+	snap, err := snapshotOf(ctx, x.reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, ok, err := x.ids.of(snap, x.lex)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	a, err := ids.analysis(0)
+	if err != nil || a == nil {
+		t.Fatalf("analysis of doc 0: %v %v", a, err)
+	}
+	key, _ := parseKey(ids.id(0))
+	if a != x.lex.docs[key] {
+		t.Fatal("doc 0's analysis is not its resource's")
+	}
+	other := newLexicon()
+	ids2, ok, err := x.ids.of(snap, other)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if b, err := ids2.analysis(0); err != nil || b != nil {
+		t.Fatalf("with another lexicon: %v %v, want none", b, err)
+	}
+	if b, _ := ids.analysis(0); b != a {
+		t.Fatal("the first lexicon's answer changed")
 	}
 }

@@ -2,6 +2,7 @@ package blugeindex
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -505,14 +506,21 @@ func TestNameCoverage(t *testing.T) {
 		t.Fatal(err)
 	}
 	lex.apply(dl)
-	name := lex.docs[r.Key()].names[0].units
+	d := lex.docs[r.Key()]
+	if len(d.names) != 1 || d.names[0].lang != core.Swedish {
+		t.Fatalf("names %+v", d.names)
+	}
+	if got, want := lex.nameTexts(d.names[0]), []nameUnit{{head: "fabriksbetong"}, {head: "husbyggn"},
+		{head: "klimatförbättr"}, {head: "c2530", parts: []string{"c25", "30"}}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("name units %+v, want %+v", got, want)
+	}
 	for q, want := range map[string]float64{
 		"fabriksbetong husbyggnad klimatförbättrad C25/30": 1,
 		"fabriksbetong C25/30":                             0.5,
 		"C30/37":                                           0,
 	} {
 		tq := analyzeQuery(q, lex)
-		if got := nameCoverage(name, tq.byLang[core.Swedish]); got != want {
+		if got := coverage(d, newCoverQuery(tq, lex)); got != want {
 			t.Errorf("%q covers %.3f of the name, want %.3f", q, got, want)
 		}
 	}

@@ -64,57 +64,156 @@ func nameUnits(ts []term) []nameUnit {
 	return out
 }
 
-// langNames are the name units of a resource in one language.
+// langNames are the word units of a resource's name in one language, as
+// an indexed document keeps them: flat, each unit its head's id in the
+// lexicon's string table, its number of parts, then their ids. Rescoring
+// reads them for every candidate (tens of thousands per hybrid search at a
+// million resources), so they are walked without strings, maps or
+// pointers, and take a third of the memory of nameUnit values.
 type langNames struct {
 	lang  core.Lang
-	units []nameUnit
+	units []uint32
+}
+
+// flatNames turns name units into langNames' units, interning their terms.
+func (lex *lexicon) flatNames(units []nameUnit) []uint32 {
+	n := 0
+	for _, u := range units {
+		n += 2 + len(u.parts)
+	}
+	out := make([]uint32, 0, n)
+	for _, u := range units {
+		out = append(out, lex.intern(u.head), uint32(len(u.parts)))
+		for _, p := range u.parts {
+			out = append(out, lex.intern(p))
+		}
+	}
+	return out
+}
+
+// nameTexts returns the units of n as text (tests and diagnostics).
+func (lex *lexicon) nameTexts(n langNames) []nameUnit {
+	var out []nameUnit
+	for i := 0; i < len(n.units); {
+		u := nameUnit{head: lex.strOf[n.units[i]]}
+		parts := int(n.units[i+1])
+		for _, p := range n.units[i+2 : i+2+parts] {
+			u.parts = append(u.parts, lex.strOf[p])
+		}
+		out = append(out, u)
+		i += 2 + parts
+	}
+	return out
+}
+
+// coverQuery is a query as name coverage reads it: per language the
+// string table ids of its exact terms (the query's words, codes and parts)
+// and of the neighbours of its words, sorted. A term outside the table is
+// in no indexed name and is left out.
+type coverQuery struct {
+	langs []coverLang
+}
+
+type coverLang struct {
+	lang         core.Lang
+	exact, fuzzy []uint32
+	// any says the query has exact terms in this language at all (in the
+	// table or not): without them the language's names count nothing.
+	any bool
+}
+
+// newCoverQuery resolves tq's terms against the lexicon's string table.
+func newCoverQuery(tq *textQuery, lex *lexicon) *coverQuery {
+	cq := &coverQuery{}
+	for lang, q := range tq.byLang {
+		cl := coverLang{lang: lang, any: len(q.exact) > 0}
+		for t := range q.exact {
+			if id, ok := lex.strs[t]; ok {
+				cl.exact = append(cl.exact, id)
+			}
+		}
+		for t := range q.fuzzy {
+			if id, ok := lex.strs[t]; ok {
+				cl.fuzzy = append(cl.fuzzy, id)
+			}
+		}
+		slices.Sort(cl.exact)
+		slices.Sort(cl.fuzzy)
+		cq.langs = append(cq.langs, cl)
+	}
+	return cq
+}
+
+// has says whether the sorted ids hold id: a scan for the few terms of a
+// typical query, a binary search past that.
+func has(ids []uint32, id uint32) bool {
+	if len(ids) <= 8 {
+		for _, x := range ids {
+			if x == id {
+				return true
+			}
+		}
+		return false
+	}
+	_, ok := slices.BinarySearch(ids, id)
+	return ok
 }
 
 // coverage returns the share of a resource's name the query covers, the best
 // over the name languages.
-func coverage(d *docAnalysis, tq *textQuery) float64 {
+func coverage(d *docAnalysis, cq *coverQuery) float64 {
 	if d == nil {
 		return 0
 	}
 	best := 0.0
 	for _, n := range d.names {
-		if c := nameCoverage(n.units, tq.byLang[n.lang]); c > best {
-			best = c
+		for i := range cq.langs {
+			if cq.langs[i].lang == n.lang {
+				if c := nameCoverage(n.units, &cq.langs[i]); c > best {
+					best = c
+				}
+				break
+			}
 		}
 	}
 	return best
 }
 
-// nameCoverage scores one name's units against the query of its language.
-func nameCoverage(units []nameUnit, q *langQuery) float64 {
-	if len(units) == 0 || len(q.exact) == 0 {
+// nameCoverage scores one name's units (langNames.units) against the
+// query of its language: the mean of unitCoverage over the units.
+func nameCoverage(units []uint32, q *coverLang) float64 {
+	if len(units) == 0 || !q.any {
 		return 0
 	}
 	var sum float64
-	for _, u := range units {
-		sum += unitCoverage(u, q)
+	count := 0
+	for i := 0; i < len(units); {
+		head, parts := units[i], units[i+2:i+2+int(units[i+1])]
+		sum += unitCoverage(head, parts, q)
+		count++
+		i += 2 + len(parts)
 	}
-	return sum / float64(len(units))
+	return sum / float64(count)
 }
 
 // unitCoverage scores one word unit.
-func unitCoverage(u nameUnit, q *langQuery) float64 {
-	if q.exact[u.head] {
+func unitCoverage(head uint32, parts []uint32, q *coverLang) float64 {
+	if has(q.exact, head) {
 		return 1
 	}
 	fuzzy := 0.0
-	if q.fuzzy[u.head] {
+	if has(q.fuzzy, head) {
 		fuzzy = weightFuzzyCover
 	}
 	covered := 0
-	for _, p := range u.parts {
-		if q.exact[p] {
+	for _, p := range parts {
+		if has(q.exact, p) {
 			covered++
 		}
 	}
 	part := 0.0
-	if len(u.parts) > 0 {
-		part = weightPartCover * float64(covered) / float64(len(u.parts))
+	if len(parts) > 0 {
+		part = weightPartCover * float64(covered) / float64(len(parts))
 	}
 	return max(fuzzy, part)
 }
@@ -122,13 +221,14 @@ func unitCoverage(u nameUnit, q *langQuery) float64 {
 // rerank rescores hits by name coverage and orders them best first, equal
 // scores by key.
 func rerank(hits []core.Scored, tq *textQuery, lex *lexicon) {
+	cq := newCoverQuery(tq, lex)
 	type keyed struct {
 		core.Scored
 		ref string // Key.String(), built once rather than at each comparison
 	}
 	ks := make([]keyed, len(hits))
 	for i := range hits {
-		hits[i].Score *= 1 + coverageBoost*coverage(lex.docs[hits[i].Key], tq)
+		hits[i].Score *= 1 + coverageBoost*coverage(lex.docs[hits[i].Key], cq)
 		ks[i] = keyed{hits[i], hits[i].Key.String()}
 	}
 	slices.SortStableFunc(ks, func(a, b keyed) int {

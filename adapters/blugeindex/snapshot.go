@@ -143,13 +143,19 @@ func (e *snapshotWriter) doc(lex *lexicon, k core.Key, d *docAnalysis) {
 	e.uint(uint64(len(d.names)))
 	for _, n := range d.names {
 		e.str(string(n.lang))
-		e.uint(uint64(len(n.units)))
-		for _, u := range n.units {
-			e.uint(uint64(lex.strs[u.head]))
-			e.uint(uint64(len(u.parts)))
-			for _, p := range u.parts {
-				e.uint(uint64(lex.strs[p]))
+		units := 0
+		for i := 0; i < len(n.units); i += 2 + int(n.units[i+1]) {
+			units++
+		}
+		e.uint(uint64(units))
+		for i := 0; i < len(n.units); {
+			parts := int(n.units[i+1])
+			e.uint(uint64(n.units[i]))
+			e.uint(uint64(parts))
+			for _, p := range n.units[i+2 : i+2+parts] {
+				e.uint(uint64(p))
 			}
+			i += 2 + parts
 		}
 	}
 	heads := lex.thes.heads[k]
@@ -259,6 +265,16 @@ func (d *snapshotReader) id(table []string) string {
 		return ""
 	}
 	return table[i]
+}
+
+// strID reads an id of a string table of n strings.
+func (d *snapshotReader) strID(n int) uint32 {
+	i := d.uint()
+	if i >= uint64(n) {
+		d.fail("string id %d of %d", i, n)
+		return 0
+	}
+	return uint32(i)
 }
 
 func readCounts[N int | int32](d *snapshotReader) map[string]N {
@@ -467,14 +483,14 @@ func (c *docChunk) decode(strOf []string) {
 		for j := range doc.names {
 			n := &doc.names[j]
 			n.lang = core.Lang(d.short())
-			n.units = make([]nameUnit, d.count())
-			for u := range n.units {
-				n.units[u].head = d.id(strOf)
-				if parts := d.count(); parts > 0 {
-					n.units[u].parts = make([]string, parts)
-					for p := range n.units[u].parts {
-						n.units[u].parts[p] = d.id(strOf)
-					}
+			units := d.count()
+			n.units = make([]uint32, 0, 2*units)
+			for range units {
+				n.units = append(n.units, d.strID(len(strOf)))
+				parts := d.count()
+				n.units = append(n.units, uint32(parts))
+				for range parts {
+					n.units = append(n.units, d.strID(len(strOf)))
 				}
 			}
 		}
