@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"sync/atomic"
 
 	"github.com/blugelabs/bluge/index"
 	blugesearch "github.com/blugelabs/bluge/search"
@@ -18,34 +17,69 @@ import (
 // RankedPrefix does for thousands of them to rescore them by name coverage.
 // Segments that left the index are dropped at the next lookup.
 //
-// Beside the ids it keeps a slot per document for its analysis, filled
-// the first time a search rescores the document (by its key in the
-// lexicon's docs): rescoring reads the analyses of tens of thousands of
-// candidates per hybrid search at a million resources, and finding each
-// by its key (parsing the id, hashing two strings) was a third of it. A
-// document of a segment is one version of a resource; while it is live
-// the lexicon holds that version's analysis (or one of the same hash,
-// equal in what rescoring reads), so a slot never goes stale while a
-// search can reach its document. The slots belong to one lexicon: another
-// (Resume, a rebuild) starts them empty.
+// Beside the ids it keeps each segment's name units, the documents' one
+// after the other in document order (segmentNames): rescoring by name
+// coverage reads them for tens of thousands of candidates per hybrid
+// search at a million resources, in document order, and reaching each
+// through its key and analysis (parsing the id, hashing two strings, then
+// three pointers apart in the heap) was most of its time. A document of a
+// segment is one version of a resource; while it is live the lexicon
+// holds that version's analysis (or one of the same hash, with the same
+// name units), so what is copied stays right while a search can reach the
+// document. The units are string-table ids of one lexicon: another
+// (Resume, a rebuild) copies them again.
 type keyCache struct {
 	mu   sync.Mutex
 	segs map[segment.Segment]*segmentCache
-	lex  *lexicon // the lexicon the slots were filled from
+	lex  *lexicon // the lexicon the names were copied from
 }
 
 type segmentCache struct {
 	ids   []string
-	slots []atomic.Pointer[docAnalysis]
+	names *segmentNames
+}
+
+// segmentNames are the name units of a segment's documents: document n's
+// are units[at[n]:at[n+1]], per name its language's index in analysed,
+// its length, then its units as langNames holds them. A document the
+// lexicon does not hold (deleted since) has none.
+type segmentNames struct {
+	at    []uint32
+	units []uint32
+}
+
+// namesOf copies the name units of the documents ids names from lex.
+func namesOf(ids []string, lex *lexicon) *segmentNames {
+	sn := &segmentNames{at: make([]uint32, len(ids)+1)}
+	for n, id := range ids {
+		sn.at[n] = uint32(len(sn.units))
+		key, ok := parseKey(id)
+		if !ok {
+			continue
+		}
+		d := lex.docs[key]
+		if d == nil {
+			continue
+		}
+		for _, nm := range d.names {
+			li := langIndex(nm.lang)
+			if li < 0 { // no language coverage reads
+				continue
+			}
+			sn.units = append(sn.units, uint32(li), uint32(len(nm.units)))
+			sn.units = append(sn.units, nm.units...)
+		}
+	}
+	sn.at[len(ids)] = uint32(len(sn.units))
+	return sn
 }
 
 // docIDs maps a snapshot's document numbers to their stored _id and their
-// analysis.
+// name units.
 type docIDs struct {
 	offsets []uint64 // the first document number of each segment
 	ids     [][]string
-	slots   [][]atomic.Pointer[docAnalysis]
-	lex     *lexicon
+	names   []*segmentNames
 }
 
 // of returns the ids of a snapshot's documents, reading the segments not
@@ -57,7 +91,7 @@ func (kc *keyCache) of(snap blugesearch.Reader, lex *lexicon) (*docIDs, bool, er
 		return nil, false, nil
 	}
 	segs := s.Segments()
-	d := &docIDs{offsets: make([]uint64, len(segs)), ids: make([][]string, len(segs)), slots: make([][]atomic.Pointer[docAnalysis], len(segs)), lex: lex}
+	d := &docIDs{offsets: make([]uint64, len(segs)), ids: make([][]string, len(segs)), names: make([]*segmentNames, len(segs))}
 	kc.mu.Lock()
 	defer kc.mu.Unlock()
 	if kc.segs == nil {
@@ -65,7 +99,7 @@ func (kc *keyCache) of(snap blugesearch.Reader, lex *lexicon) (*docIDs, bool, er
 	}
 	if kc.lex != lex {
 		for seg, c := range kc.segs {
-			kc.segs[seg] = &segmentCache{ids: c.ids, slots: make([]atomic.Pointer[docAnalysis], len(c.ids))}
+			kc.segs[seg] = &segmentCache{ids: c.ids}
 		}
 		kc.lex = lex
 	}
@@ -84,10 +118,13 @@ func (kc *keyCache) of(snap blugesearch.Reader, lex *lexicon) (*docIDs, bool, er
 			if err != nil {
 				return nil, false, err
 			}
-			c = &segmentCache{ids: ids, slots: make([]atomic.Pointer[docAnalysis], len(ids))}
+			c = &segmentCache{ids: ids}
 			kc.segs[seg] = c
 		}
-		d.offsets[i], d.ids[i], d.slots[i] = running, c.ids, c.slots
+		if c.names == nil {
+			c.names = namesOf(c.ids, lex)
+		}
+		d.offsets[i], d.ids[i], d.names[i] = running, c.ids, c.names
 		running += seg.Count() // as bluge numbers documents across segments
 	}
 	for seg := range kc.segs {
@@ -128,21 +165,10 @@ func (d *docIDs) segment(doc uint64) int {
 	return sort.Search(len(d.offsets), func(i int) bool { return d.offsets[i] > doc }) - 1
 }
 
-// analysis returns the analysis of a live document of the snapshot (nil
-// when the lexicon has none), from its slot once looked up.
-func (d *docIDs) analysis(doc uint64) (*docAnalysis, error) {
+// coverage returns the name coverage of a live document of the snapshot
+// by cq, as coverage of its analysis.
+func (d *docIDs) coverage(doc uint64, cq *coverQuery) float64 {
 	i := d.segment(doc)
-	slot := &d.slots[i][doc-d.offsets[i]]
-	if a := slot.Load(); a != nil {
-		return a, nil
-	}
-	key, ok := parseKey(d.ids[i][doc-d.offsets[i]])
-	if !ok {
-		return nil, fmt.Errorf("blugeindex: hit without a valid key (doc %d)", doc)
-	}
-	a := d.lex.docs[key]
-	if a != nil {
-		slot.Store(a)
-	}
-	return a, nil
+	sn, n := d.names[i], doc-d.offsets[i]
+	return flatCoverage(sn.units[sn.at[n]:sn.at[n+1]], cq)
 }

@@ -140,16 +140,11 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 		}
 		return key, nil
 	}
-	var bad error
 	err = walk(ctx, snap, p, lex, top, walkOpts{
 		floor: math.Inf(-1),
 		scale: 1 + coverageBoost,
 		rescore: func(doc uint64, score float64) float64 {
-			d, err := ids.analysis(doc)
-			if err != nil {
-				bad = err
-			}
-			return score * (1 + coverageBoost*coverage(d, cq))
+			return score * (1 + coverageBoost*ids.coverage(doc, cq))
 		},
 		scored: func(doc uint64, score float64) {
 			bm25 = append(bm25, scoredDoc{doc, score})
@@ -166,9 +161,6 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 			}
 		},
 	})
-	if err == nil {
-		err = bad
-	}
 	if err != nil {
 		return nil, false, err
 	}

@@ -154,9 +154,9 @@ func TestRankedPrefixAcrossChanges(t *testing.T) {
 	t.Logf("%d answers compared after %d changes", n, len(changed))
 }
 
-// The kept analyses belong to one lexicon: asked with another (as after
-// Resume), the slots start empty and answer from it.
-func TestAnalysisSlotsFollowTheLexicon(t *testing.T) {
+// The name units kept per segment belong to one lexicon: asked with
+// another (as after Resume), they are copied from it.
+func TestSegmentNamesFollowTheLexicon(t *testing.T) {
 	ctx := context.Background()
 	rs := loadCatalog(t)[:50]
 	x := newIndex(t, rs)
@@ -168,23 +168,28 @@ func TestAnalysisSlotsFollowTheLexicon(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	a, err := ids.analysis(0)
-	if err != nil || a == nil {
-		t.Fatalf("analysis of doc 0: %v %v", a, err)
-	}
 	key, _ := parseKey(ids.id(0))
-	if a != x.lex.docs[key] {
-		t.Fatal("doc 0's analysis is not its resource's")
+	name := x.lex.docs[key].names[0]
+	tq := analyzeQuery(strings.Join(func() []string {
+		var ws []string
+		for _, u := range x.lex.nameTexts(name) {
+			ws = append(ws, u.head)
+		}
+		return ws
+	}(), " "), x.lex)
+	cq := newCoverQuery(tq, x.lex)
+	if got, want := ids.coverage(0, cq), coverage(x.lex.docs[key], cq); got != want || got == 0 {
+		t.Fatalf("doc 0 (%s) covered %v, its analysis %v", key, got, want)
 	}
 	other := newLexicon()
 	ids2, ok, err := x.ids.of(snap, other)
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	if b, err := ids2.analysis(0); err != nil || b != nil {
-		t.Fatalf("with another lexicon: %v %v, want none", b, err)
+	if got := ids2.coverage(0, newCoverQuery(tq, other)); got != 0 {
+		t.Fatalf("with a lexicon without the document: covered %v, want 0", got)
 	}
-	if b, _ := ids.analysis(0); b != a {
-		t.Fatal("the first lexicon's answer changed")
+	if got := ids.coverage(0, cq); got == 0 {
+		t.Fatal("the first snapshot's names changed")
 	}
 }

@@ -112,6 +112,9 @@ func (lex *lexicon) nameTexts(n langNames) []nameUnit {
 // in no indexed name and is left out.
 type coverQuery struct {
 	langs []coverLang
+	// byIndex are the languages by their index in analysed (nil: not in
+	// the query).
+	byIndex []*coverLang
 }
 
 type coverLang struct {
@@ -141,7 +144,39 @@ func newCoverQuery(tq *textQuery, lex *lexicon) *coverQuery {
 		slices.Sort(cl.fuzzy)
 		cq.langs = append(cq.langs, cl)
 	}
+	cq.byIndex = make([]*coverLang, len(analysed))
+	for i := range cq.langs {
+		if li := langIndex(cq.langs[i].lang); li >= 0 {
+			cq.byIndex[li] = &cq.langs[i]
+		}
+	}
 	return cq
+}
+
+// langIndex is l's index in analysed, -1 when it is none of them.
+func langIndex(l core.Lang) int {
+	for i, la := range analysed {
+		if la.lang == l {
+			return i
+		}
+	}
+	return -1
+}
+
+// flatCoverage is coverage over a document's names as segmentNames keeps
+// them: per name its language's index, its length, its units.
+func flatCoverage(names []uint32, cq *coverQuery) float64 {
+	best := 0.0
+	for i := 0; i < len(names); {
+		li, n := names[i], int(names[i+1])
+		if q := cq.byIndex[li]; q != nil {
+			if c := nameCoverage(names[i+2:i+2+n], q); c > best {
+				best = c
+			}
+		}
+		i += 2 + n
+	}
+	return best
 }
 
 // has says whether the sorted ids hold id: a scan for the few terms of a
