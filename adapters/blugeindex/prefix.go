@@ -200,57 +200,16 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 	// all in bm25. The candidates are the depth best and those scoring as
 	// the last of them, at most 2*depth (see ranked).
 	bm25 = keepAbove(bm25, t/(1+coverageBoost))
-	own := make(map[uint64]float64, len(best)) // the best ones' BM25 scores
-	for _, b := range best {
-		own[b.doc] = 0
+	docs := make([]uint64, len(best))
+	for i, b := range best {
+		docs[i] = b.doc
 	}
-	for _, c := range bm25 {
-		if _, ok := own[c.doc]; ok {
-			own[c.doc] = c.score
-		}
+	in, err := inCandidates(bm25, docs, depth, ids.id)
+	if err != nil {
+		return nil, false, err
 	}
-	in := func(keyed) bool { return true } // fewer than depth: all are
-	if len(bm25) > depth {
-		scores := make([]float64, len(bm25))
-		for i, c := range bm25 {
-			scores[i] = c.score
-		}
-		last := nthLargest(scores, depth) // the depth-th best BM25 score
-		above := 0
-		var ties []string // the ids scoring as the last, read when needed
-		for _, c := range bm25 {
-			if c.score > last {
-				above++
-			}
-		}
-		in = func(b keyed) bool {
-			switch s := own[b.doc]; {
-			case s > last:
-				return true
-			case s < last:
-				return false
-			}
-			if ties == nil {
-				for _, c := range bm25 {
-					if c.score == last {
-						ties = append(ties, ids.id(c.doc))
-					}
-				}
-			}
-			before := 0
-			for _, id := range ties {
-				if id < b.id {
-					before++
-				}
-			}
-			return above+before < 2*depth
-		}
-	}
-	for _, b := range best {
-		if _, ok := own[b.doc]; !ok || own[b.doc] == 0 {
-			return nil, false, fmt.Errorf("blugeindex: rescored document %d not among the scored ones", b.doc)
-		}
-		if !in(b) {
+	for i, b := range best {
+		if !in[i] {
 			continue
 		}
 		key, err := keyOf(b.doc)
@@ -260,6 +219,82 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 		hits = append(hits, core.Scored{Key: key, Score: b.score})
 	}
 	return hits, false, nil
+}
+
+// inCandidates says which of docs are among the candidates of the list
+// (see ranked): the depth best of bm25 by BM25 score and those scoring as
+// the last of them, in id order, up to 2*depth. bm25 holds every document
+// scoring at least as any of docs.
+func inCandidates(bm25 []scoredDoc, docs []uint64, depth int, id func(uint64) string) ([]bool, error) {
+	own := make(map[uint64]float64, len(docs)) // their BM25 scores
+	for _, d := range docs {
+		own[d] = 0
+	}
+	for _, c := range bm25 {
+		if _, ok := own[c.doc]; ok {
+			own[c.doc] = c.score
+		}
+	}
+	in := make([]bool, len(docs))
+	for i, d := range docs {
+		if own[d] == 0 {
+			return nil, fmt.Errorf("blugeindex: rescored document %d not among the scored ones", d)
+		}
+		in[i] = true // fewer than depth: all are
+	}
+	if len(bm25) <= depth {
+		return in, nil
+	}
+	scores := make([]float64, len(bm25))
+	for i, c := range bm25 {
+		scores[i] = c.score
+	}
+	last := nthLargest(scores, depth) // the depth-th best BM25 score
+	above := 0
+	for _, c := range bm25 {
+		if c.score > last {
+			above++
+		}
+	}
+	// The ones scoring as the last, by id, and how many of the documents
+	// scoring as the last come before each: one pass over those (thousands
+	// when many names score alike), each placed among the few tied ones by
+	// a binary search.
+	type tie struct {
+		i  int
+		id string
+	}
+	var tied []tie
+	for i, d := range docs {
+		switch s := own[d]; {
+		case s < last:
+			in[i] = false
+		case s == last:
+			tied = append(tied, tie{i, id(d)})
+		}
+	}
+	if len(tied) == 0 {
+		return in, nil
+	}
+	slices.SortFunc(tied, func(a, b tie) int { return strings.Compare(a.id, b.id) })
+	counts := make([]int, len(tied)+1) // by the first tied one with a greater id
+	for _, c := range bm25 {
+		if c.score == last {
+			k, _ := slices.BinarySearchFunc(tied, id(c.doc), func(t tie, id string) int {
+				if t.id > id {
+					return 1
+				}
+				return -1
+			})
+			counts[k]++
+		}
+	}
+	before := 0
+	for k, t := range tied {
+		before += counts[k]
+		in[t.i] = above+before < 2*depth
+	}
+	return in, nil
 }
 
 // nthLargest returns the n-th largest of a (1-based), reordering a.

@@ -3,6 +3,7 @@ package blugeindex
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -191,5 +192,52 @@ func TestSegmentNamesFollowTheLexicon(t *testing.T) {
 	}
 	if got := ids.coverage(0, cq); got == 0 {
 		t.Fatal("the first snapshot's names changed")
+	}
+}
+
+// inCandidates against ranked's definition, on lists with large groups of
+// equal scores at the cut (as many alike names give): the depth best by
+// score, then id, and the further ones scoring as the depth-th, at most
+// 2*depth.
+func TestInCandidates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 2000; round++ {
+		n := 1 + rng.IntN(400)
+		levels := 1 + rng.IntN(6) // few distinct scores: long ties
+		bm25 := make([]scoredDoc, n)
+		for i := range bm25 {
+			bm25[i] = scoredDoc{doc: uint64(i), score: float64(1 + rng.IntN(levels))}
+		}
+		rng.Shuffle(n, func(i, j int) { bm25[i], bm25[j] = bm25[j], bm25[i] })
+		id := func(doc uint64) string { return fmt.Sprintf("national/%06d", (doc*7919)%100003) }
+		depth := 1 + rng.IntN(60)
+		var docs []uint64
+		for _, i := range rng.Perm(n)[:1+rng.IntN(min(n, 50))] {
+			docs = append(docs, uint64(i))
+		}
+
+		sorted := slices.Clone(bm25)
+		slices.SortFunc(sorted, func(a, b scoredDoc) int {
+			if c := cmp.Compare(b.score, a.score); c != 0 {
+				return c
+			}
+			return strings.Compare(id(a.doc), id(b.doc))
+		})
+		want := map[uint64]bool{}
+		for i, c := range sorted[:min(n, 2*depth)] {
+			if i >= depth && c.score != sorted[depth-1].score {
+				break
+			}
+			want[c.doc] = true
+		}
+		got, err := inCandidates(bm25, docs, depth, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range docs {
+			if got[i] != want[d] {
+				t.Fatalf("round %d (n %d, depth %d, %d levels): doc %d (score %v) in %v, want %v", round, n, depth, levels, d, bm25[slices.IndexFunc(bm25, func(c scoredDoc) bool { return c.doc == d })].score, got[i], want[d])
+			}
+		}
 	}
 }
