@@ -115,11 +115,10 @@ func TestNthLargest(t *testing.T) {
 	}
 }
 
-// The analyses RankedPrefix rescores with are kept per document of a
-// segment (keycache.go): after resources are renamed (their coverage
-// changes), withdrawn and added, between searches that filled those
-// slots, the prefix is still the start of the list Search computes from
-// the lexicon.
+// The name units RankedPrefix rescores with are copied per segment
+// (keycache.go): after resources are renamed (their coverage changes),
+// withdrawn and added, between searches that copied them, the prefix is
+// still the start of the list Search computes from the lexicon.
 func TestRankedPrefixAcrossChanges(t *testing.T) {
 	ctx := context.Background()
 	rs := loadCatalog(t)
