@@ -133,6 +133,13 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 	cq := newCoverQuery(tq, lex)
 	var cands, bm25 []scoredDoc
 	keepFrom, keepBM25 := 0, 0
+	// bm25 keeps what tells the candidates (inCandidates): the documents
+	// that can outscore, by BM25, one of the n best rescored (half the
+	// threshold) and that are not below the depth-th best BM25 score seen
+	// (byBM25), since no candidate is. Without the second bound a word in
+	// a sixth of a million names kept hundreds of thousands of them.
+	byBM25 := newTopScores(depth)
+	bm25Cut := func() float64 { return max(top.threshold()/(1+coverageBoost), byBM25.threshold()) }
 	keyOf := func(doc uint64) (core.Key, error) {
 		key, ok := parseKey(ids.id(doc))
 		if !ok {
@@ -148,8 +155,11 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 		},
 		scored: func(doc uint64, score float64) {
 			bm25 = append(bm25, scoredDoc{doc, score})
+			if score > byBM25.threshold() {
+				byBM25.add(score)
+			}
 			if len(bm25) >= 2*max(keepBM25, 4*n) {
-				bm25 = keepAbove(bm25, top.threshold()/(1+coverageBoost))
+				bm25 = keepAbove(bm25, bm25Cut())
 				keepBM25 = len(bm25)
 			}
 		},
@@ -199,15 +209,12 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 	// BM25 score, which is at least half its rescored score, so they are
 	// all in bm25. The candidates are the depth best and those scoring as
 	// the last of them, at most 2*depth (see ranked).
-	bm25 = keepAbove(bm25, t/(1+coverageBoost))
+	bm25 = keepAbove(bm25, bm25Cut())
 	docs := make([]uint64, len(best))
 	for i, b := range best {
 		docs[i] = b.doc
 	}
-	in, err := inCandidates(bm25, docs, depth, ids.id)
-	if err != nil {
-		return nil, false, err
-	}
+	in := inCandidates(bm25, docs, depth, ids.id)
 	for i, b := range best {
 		if !in[i] {
 			continue
@@ -224,8 +231,9 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 // inCandidates says which of docs are among the candidates of the list
 // (see ranked): the depth best of bm25 by BM25 score and those scoring as
 // the last of them, in id order, up to 2*depth. bm25 holds every document
-// scoring at least as any of docs.
-func inCandidates(bm25 []scoredDoc, docs []uint64, depth int, id func(uint64) string) ([]bool, error) {
+// scoring at least as any of docs, or at least as the depth-th best: one
+// of docs missing from it scores below that and is no candidate.
+func inCandidates(bm25 []scoredDoc, docs []uint64, depth int, id func(uint64) string) []bool {
 	own := make(map[uint64]float64, len(docs)) // their BM25 scores
 	for _, d := range docs {
 		own[d] = 0
@@ -237,13 +245,10 @@ func inCandidates(bm25 []scoredDoc, docs []uint64, depth int, id func(uint64) st
 	}
 	in := make([]bool, len(docs))
 	for i, d := range docs {
-		if own[d] == 0 {
-			return nil, fmt.Errorf("blugeindex: rescored document %d not among the scored ones", d)
-		}
-		in[i] = true // fewer than depth: all are
+		in[i] = own[d] > 0 // fewer than depth: all of bm25 are
 	}
 	if len(bm25) <= depth {
-		return in, nil
+		return in
 	}
 	scores := make([]float64, len(bm25))
 	for i, c := range bm25 {
@@ -274,7 +279,7 @@ func inCandidates(bm25 []scoredDoc, docs []uint64, depth int, id func(uint64) st
 		}
 	}
 	if len(tied) == 0 {
-		return in, nil
+		return in
 	}
 	slices.SortFunc(tied, func(a, b tie) int { return strings.Compare(a.id, b.id) })
 	counts := make([]int, len(tied)+1) // by the first tied one with a greater id
@@ -294,7 +299,7 @@ func inCandidates(bm25 []scoredDoc, docs []uint64, depth int, id func(uint64) st
 		before += counts[k]
 		in[t.i] = above+before < 2*depth
 	}
-	return in, nil
+	return in
 }
 
 // nthLargest returns the n-th largest of a (1-based), reordering a.

@@ -197,7 +197,7 @@ func TestSegmentNamesFollowTheLexicon(t *testing.T) {
 // inCandidates against ranked's definition, on lists with large groups of
 // equal scores at the cut (as many alike names give): the depth best by
 // score, then id, and the further ones scoring as the depth-th, at most
-// 2*depth.
+// 2*depth; also with the documents below the depth-th best left out.
 func TestInCandidates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for round := 0; round < 2000; round++ {
@@ -229,13 +229,20 @@ func TestInCandidates(t *testing.T) {
 			}
 			want[c.doc] = true
 		}
-		got, err := inCandidates(bm25, docs, depth, id)
-		if err != nil {
-			t.Fatal(err)
+		scoreOf := map[uint64]float64{}
+		for _, c := range bm25 {
+			scoreOf[c.doc] = c.score
 		}
+		if round%2 == 1 && n > depth {
+			// As rescoredTop keeps it: without documents below a bound
+			// under the depth-th best score (some of docs among them).
+			cut := sorted[depth-1].score - float64(rng.IntN(2))
+			bm25 = keepAbove(bm25, cut)
+		}
+		got := inCandidates(bm25, docs, depth, id)
 		for i, d := range docs {
 			if got[i] != want[d] {
-				t.Fatalf("round %d (n %d, depth %d, %d levels): doc %d (score %v) in %v, want %v", round, n, depth, levels, d, bm25[slices.IndexFunc(bm25, func(c scoredDoc) bool { return c.doc == d })].score, got[i], want[d])
+				t.Fatalf("round %d (n %d, depth %d, %d levels): doc %d (score %v) in %v, want %v", round, n, depth, levels, d, scoreOf[d], got[i], want[d])
 			}
 		}
 	}
