@@ -90,7 +90,7 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 		placeIn(hits, keys, places)
 		return hits, true, places, nil
 	}
-	hits, whole, err = rescoredTop(ctx, snap, ids, p, tq, lex, min(n, limit), depth)
+	hits, whole, tops, err := rescoredTop(ctx, snap, ids, p, tq, lex, min(n, limit), depth)
 	if err != nil {
 		return nil, false, nil, err
 	}
@@ -107,7 +107,7 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 	if len(rest) == 0 {
 		return hits, false, places, nil
 	}
-	if err := x.placeRest(ctx, reader, p, tq, lex, limit, keys, rest, places); err != nil {
+	if err := x.placeRest(ctx, reader, p, tq, lex, limit, tops, keys, rest, places); err != nil {
 		return nil, false, nil, err
 	}
 	return hits, false, places, nil
@@ -115,7 +115,9 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 
 // rescoredTop returns the first entries of the list search returns with
 // depth (rescored by name coverage, then cut to its limit): at most n of
-// them, whole when they are all its matches.
+// them, whole when they are all its matches. tops are the depth+1 best
+// BM25 scores of all matches, best first, when the walk saw them all (a
+// word in many names), which spares placeRest its own walk; else nil.
 //
 // It walks the postings as topK does, but keeps the n best rescored
 // scores: rescoring at most doubles a BM25 score, so a document whose
@@ -125,9 +127,9 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 // so it tells which of those are among the list's candidates (the depth
 // best by BM25 with the ties at the cut, see fullCandidates), which is
 // where the list takes them from.
-func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *plan, tq *textQuery, lex *lexicon, n, depth int) (hits []core.Scored, whole bool, err error) {
+func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *plan, tq *textQuery, lex *lexicon, n, depth int) (hits []core.Scored, whole bool, tops []float64, err error) {
 	if len(p.clauses) == 0 || n <= 0 {
-		return nil, len(p.clauses) == 0, nil
+		return nil, len(p.clauses) == 0, nil, nil
 	}
 	top := newTopScores(n)
 	cq := newCoverQuery(tq, lex)
@@ -135,10 +137,10 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 	keepFrom, keepBM25 := 0, 0
 	// bm25 keeps what tells the candidates (inCandidates): the documents
 	// that can outscore, by BM25, one of the n best rescored (half the
-	// threshold) and that are not below the depth-th best BM25 score seen
-	// (byBM25), since no candidate is. Without the second bound a word in
-	// a sixth of a million names kept hundreds of thousands of them.
-	byBM25 := newTopScores(depth)
+	// threshold) and that are not below the depth+1-th best BM25 score
+	// seen (byBM25), since no candidate is. Without the second bound a word
+	// in a sixth of a million names kept hundreds of thousands of them.
+	byBM25 := newTopScores(depth + 1)
 	bm25Cut := func() float64 { return max(top.threshold()/(1+coverageBoost), byBM25.threshold()) }
 	keyOf := func(doc uint64) (core.Key, error) {
 		key, ok := parseKey(ids.id(doc))
@@ -172,10 +174,17 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 		},
 	})
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	t := top.threshold()
 	whole = math.IsInf(t, -1) // fewer than n matches: all of them scored
+	// The walk scored every document reaching half the final threshold
+	// (they can outscore the n-th rescored): when the depth+1 best of them
+	// all reach it, with a margin for rounding, they are the best of all.
+	if m := byBM25.threshold(); !whole && m*(1+coverageBoost) >= t*(1+1e-9) {
+		tops = slices.Clone(byBM25.h)
+		slices.SortFunc(tops, func(a, b float64) int { return cmp.Compare(b, a) })
+	}
 	cands = keepAbove(cands, t)
 	type keyed struct {
 		scoredDoc
@@ -198,11 +207,11 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 		hits = make([]core.Scored, len(best))
 		for i, b := range best {
 			if hits[i].Key, err = keyOf(b.doc); err != nil {
-				return nil, false, err
+				return nil, false, nil, err
 			}
 			hits[i].Score = b.score
 		}
-		return hits, true, nil
+		return hits, true, nil, nil
 	}
 	// Where each of them comes in the candidates' order (BM25, then key):
 	// the documents before one of them all score, by BM25, at least its
@@ -221,11 +230,11 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 		}
 		key, err := keyOf(b.doc)
 		if err != nil {
-			return nil, false, err
+			return nil, false, nil, err
 		}
 		hits = append(hits, core.Scored{Key: key, Score: b.score})
 	}
-	return hits, false, nil
+	return hits, false, tops, nil
 }
 
 // inCandidates says which of docs are among the candidates of the list
@@ -352,8 +361,10 @@ func placeIn(hits []core.Scored, keys []core.Key, places []int) {
 // documents score (by BM25) half of the key's rescored score or more (only
 // those can rank before it, and they are all candidates); outside when at
 // least limit documents score more than its rescored score by BM25 (they
-// all rank before it); unknown otherwise.
-func (x *Index) placeRest(ctx context.Context, reader *bluge.Reader, p *plan, tq *textQuery, lex *lexicon, limit int, keys []core.Key, rest []int, places []int) error {
+// all rank before it); unknown otherwise. tops, when not nil, are at least
+// the limit+1 best BM25 scores of all matches, best first (rescoredTop's);
+// without them they are found by a walk.
+func (x *Index) placeRest(ctx context.Context, reader *bluge.Reader, p *plan, tq *textQuery, lex *lexicon, limit int, tops []float64, keys []core.Key, rest []int, places []int) error {
 	snap, err := snapshotOf(ctx, reader)
 	if err != nil {
 		return err
@@ -386,14 +397,17 @@ func (x *Index) placeRest(ctx context.Context, reader *bluge.Reader, p *plan, tq
 	if matched <= limit {
 		return nil
 	}
-	// The limit+1 best BM25 scores at or above the lowest half of a
-	// rescored score.
-	top := newTopScores(limit + 1)
-	if err := walk(ctx, snap, p, lex, top, walkOpts{floor: floor, scale: 1}); err != nil {
-		return err
+	best := tops
+	if len(best) < limit+1 {
+		// The limit+1 best BM25 scores at or above the lowest half of a
+		// rescored score (a score below that floor decides as -Inf does).
+		top := newTopScores(limit + 1)
+		if err := walk(ctx, snap, p, lex, top, walkOpts{floor: floor, scale: 1}); err != nil {
+			return err
+		}
+		best = slices.Clone(top.h)
+		slices.SortFunc(best, func(a, b float64) int { return cmp.Compare(b, a) })
 	}
-	best := slices.Clone(top.h)
-	slices.SortFunc(best, func(a, b float64) int { return cmp.Compare(b, a) })
 	nth := func(i int) float64 { // the i-th best (1-based), -Inf when fewer
 		if i > len(best) {
 			return math.Inf(-1)

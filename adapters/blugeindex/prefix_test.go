@@ -16,7 +16,8 @@ import (
 // several depths and checks them against the list itself: the entries are
 // its first ones exactly (keys, scores, order), all of it when whole; the
 // places of keys taken from the list (first, middle, last, just after the
-// prefix), of resources that do not match and of unknown keys are right.
+// prefix), of matches past a shorter list, of resources that do not match
+// and of unknown keys are right (undecided is right for any).
 // It returns how many answers it compared and how many of them held
 // fewer entries than asked for (and than the list has).
 func samePrefix(t *testing.T, x *Index, queries []string, catalogs [][]core.CatalogID, probe []core.Key) (n, short int) {
@@ -25,6 +26,11 @@ func samePrefix(t *testing.T, x *Index, queries []string, catalogs [][]core.Cata
 	for _, text := range queries {
 		for _, lang := range []core.Lang{core.Swedish, core.English} {
 			for _, cats := range catalogs {
+				// Matches past a shorter list, to place: the whole set's.
+				all, err := x.search(ctx, core.TextQuery{Text: text, Lang: lang, Catalogs: cats, Limit: core.MaxMatchSet}, topK)
+				if err != nil {
+					t.Fatal(err)
+				}
 				for _, limit := range []int{20, 300, core.MaxMatchSet} {
 					q := core.TextQuery{Text: text, Lang: lang, Catalogs: cats, Limit: limit}
 					list, err := x.search(ctx, q, topK) // without the block cache RankedPrefix uses
@@ -33,6 +39,11 @@ func samePrefix(t *testing.T, x *Index, queries []string, catalogs [][]core.Cata
 					}
 					for _, want := range []int{1, 45} {
 						keys := append([]core.Key{{Catalog: core.National, ID: "none"}}, probe...)
+						for _, i := range []int{limit, limit + 1, 2 * limit, len(all) - 1} {
+							if i >= 0 && i < len(all) {
+								keys = append(keys, all[i].Key)
+							}
+						}
 						for _, i := range []int{0, len(list) / 2, len(list) - 1, want, want + 1, 3 * want} {
 							if i >= 0 && i < len(list) {
 								keys = append(keys, list[i].Key)
@@ -53,7 +64,7 @@ func samePrefix(t *testing.T, x *Index, queries []string, catalogs [][]core.Cata
 							switch pl := places[i]; {
 							case pl > 0 && (pl > len(hits) || at != pl-1),
 								pl == PlaceOutside && at >= 0,
-								pl == PlaceBeyond && at < len(hits),
+								pl == PlaceBeyond && (at < 0 || at < len(hits)),
 								pl < PlaceUnknown:
 								t.Fatalf("%q %s %v limit %d n %d: %s placed %d, at %d in the list, prefix %d", text, lang, cats, limit, want, k, pl, at, len(hits))
 							}
