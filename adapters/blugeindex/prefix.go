@@ -115,9 +115,9 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 
 // rescoredTop returns the first entries of the list search returns with
 // depth (rescored by name coverage, then cut to its limit): at most n of
-// them, whole when they are all its matches. tops are the depth+1 best
-// BM25 scores of all matches, best first, when the walk saw them all (a
-// word in many names), which spares placeRest its own walk; else nil.
+// them, whole when they are all its matches. tops holds the depth+1 best
+// BM25 scores of all matches when the walk saw them all (a word in many
+// names), which spares placeRest its own walk; else nil.
 //
 // It walks the postings as topK does, but keeps the n best rescored
 // scores: rescoring at most doubles a BM25 score, so a document whose
@@ -127,7 +127,7 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 // so it tells which of those are among the list's candidates (the depth
 // best by BM25 with the ties at the cut, see fullCandidates), which is
 // where the list takes them from.
-func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *plan, tq *textQuery, lex *lexicon, n, depth int) (hits []core.Scored, whole bool, tops []float64, err error) {
+func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *plan, tq *textQuery, lex *lexicon, n, depth int) (hits []core.Scored, whole bool, tops *topScores, err error) {
 	if len(p.clauses) == 0 || n <= 0 {
 		return nil, len(p.clauses) == 0, nil, nil
 	}
@@ -182,8 +182,7 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 	// (they can outscore the n-th rescored): when the depth+1 best of them
 	// all reach it, with a margin for rounding, they are the best of all.
 	if m := byBM25.threshold(); !whole && m*(1+coverageBoost) >= t*(1+1e-9) {
-		tops = slices.Clone(byBM25.h)
-		slices.SortFunc(tops, func(a, b float64) int { return cmp.Compare(b, a) })
+		tops = byBM25
 	}
 	cands = keepAbove(cands, t)
 	type keyed struct {
@@ -361,10 +360,10 @@ func placeIn(hits []core.Scored, keys []core.Key, places []int) {
 // documents score (by BM25) half of the key's rescored score or more (only
 // those can rank before it, and they are all candidates); outside when at
 // least limit documents score more than its rescored score by BM25 (they
-// all rank before it); unknown otherwise. tops, when not nil, are at least
-// the limit+1 best BM25 scores of all matches, best first (rescoredTop's);
+// all rank before it); unknown otherwise. tops, when not nil, holds at
+// least the limit+1 best BM25 scores of all matches (rescoredTop's);
 // without them they are found by a walk.
-func (x *Index) placeRest(ctx context.Context, reader *bluge.Reader, p *plan, tq *textQuery, lex *lexicon, limit int, tops []float64, keys []core.Key, rest []int, places []int) error {
+func (x *Index) placeRest(ctx context.Context, reader *bluge.Reader, p *plan, tq *textQuery, lex *lexicon, limit int, tops *topScores, keys []core.Key, rest []int, places []int) error {
 	snap, err := snapshotOf(ctx, reader)
 	if err != nil {
 		return err
@@ -397,17 +396,16 @@ func (x *Index) placeRest(ctx context.Context, reader *bluge.Reader, p *plan, tq
 	if matched <= limit {
 		return nil
 	}
-	best := tops
-	if len(best) < limit+1 {
+	if tops == nil || len(tops.h) < limit+1 {
 		// The limit+1 best BM25 scores at or above the lowest half of a
 		// rescored score (a score below that floor decides as -Inf does).
-		top := newTopScores(limit + 1)
-		if err := walk(ctx, snap, p, lex, top, walkOpts{floor: floor, scale: 1}); err != nil {
+		tops = newTopScores(limit + 1)
+		if err := walk(ctx, snap, p, lex, tops, walkOpts{floor: floor, scale: 1}); err != nil {
 			return err
 		}
-		best = slices.Clone(top.h)
-		slices.SortFunc(best, func(a, b float64) int { return cmp.Compare(b, a) })
 	}
+	best := slices.Clone(tops.h)
+	slices.SortFunc(best, func(a, b float64) int { return cmp.Compare(b, a) })
 	nth := func(i int) float64 { // the i-th best (1-based), -Inf when fewer
 		if i > len(best) {
 			return math.Inf(-1)

@@ -91,17 +91,24 @@ func (lex *lexicon) flatNames(units []nameUnit) []uint32 {
 	return out
 }
 
+// unitAt reads the unit of flat name units (langNames.units) that starts
+// at i: its head, its parts, and where the next unit starts.
+func unitAt(units []uint32, i int) (head uint32, parts []uint32, next int) {
+	n := int(units[i+1])
+	return units[i], units[i+2 : i+2+n], i + 2 + n
+}
+
 // nameTexts returns the units of n as text (tests and diagnostics).
 func (lex *lexicon) nameTexts(n langNames) []nameUnit {
 	var out []nameUnit
 	for i := 0; i < len(n.units); {
-		u := nameUnit{head: lex.strOf[n.units[i]]}
-		parts := int(n.units[i+1])
-		for _, p := range n.units[i+2 : i+2+parts] {
+		head, parts, next := unitAt(n.units, i)
+		u := nameUnit{head: lex.strOf[head]}
+		for _, p := range parts {
 			u.parts = append(u.parts, lex.strOf[p])
 		}
 		out = append(out, u)
-		i += 2 + parts
+		i = next
 	}
 	return out
 }
@@ -153,6 +160,14 @@ func newCoverQuery(tq *textQuery, lex *lexicon) *coverQuery {
 	return cq
 }
 
+// lang returns the query of language l, nil when it has none.
+func (cq *coverQuery) lang(l core.Lang) *coverLang {
+	if li := langIndex(l); li >= 0 {
+		return cq.byIndex[li]
+	}
+	return nil
+}
+
 // langIndex is l's index in analysed, -1 when it is none of them.
 func langIndex(l core.Lang) int {
 	for i, la := range analysed {
@@ -168,13 +183,11 @@ func langIndex(l core.Lang) int {
 func flatCoverage(names []uint32, cq *coverQuery) float64 {
 	best := 0.0
 	for i := 0; i < len(names); {
-		li, n := names[i], int(names[i+1])
+		li, units, next := unitAt(names, i) // the same layout, one level up
 		if q := cq.byIndex[li]; q != nil {
-			if c := nameCoverage(names[i+2:i+2+n], q); c > best {
-				best = c
-			}
+			best = max(best, nameCoverage(units, q))
 		}
-		i += 2 + n
+		i = next
 	}
 	return best
 }
@@ -202,13 +215,8 @@ func coverage(d *docAnalysis, cq *coverQuery) float64 {
 	}
 	best := 0.0
 	for _, n := range d.names {
-		for i := range cq.langs {
-			if cq.langs[i].lang == n.lang {
-				if c := nameCoverage(n.units, &cq.langs[i]); c > best {
-					best = c
-				}
-				break
-			}
+		if q := cq.lang(n.lang); q != nil {
+			best = max(best, nameCoverage(n.units, q))
 		}
 	}
 	return best
@@ -223,10 +231,10 @@ func nameCoverage(units []uint32, q *coverLang) float64 {
 	var sum float64
 	count := 0
 	for i := 0; i < len(units); {
-		head, parts := units[i], units[i+2:i+2+int(units[i+1])]
+		head, parts, next := unitAt(units, i)
 		sum += unitCoverage(head, parts, q)
 		count++
-		i += 2 + len(parts)
+		i = next
 	}
 	return sum / float64(count)
 }

@@ -144,18 +144,18 @@ func (e *snapshotWriter) doc(lex *lexicon, k core.Key, d *docAnalysis) {
 	for _, n := range d.names {
 		e.str(string(n.lang))
 		units := 0
-		for i := 0; i < len(n.units); i += 2 + int(n.units[i+1]) {
-			units++
+		for i := 0; i < len(n.units); units++ {
+			_, _, i = unitAt(n.units, i)
 		}
 		e.uint(uint64(units))
 		for i := 0; i < len(n.units); {
-			parts := int(n.units[i+1])
-			e.uint(uint64(n.units[i]))
-			e.uint(uint64(parts))
-			for _, p := range n.units[i+2 : i+2+parts] {
+			head, parts, next := unitAt(n.units, i)
+			e.uint(uint64(head))
+			e.uint(uint64(len(parts)))
+			for _, p := range parts {
 				e.uint(uint64(p))
 			}
-			i += 2 + parts
+			i = next
 		}
 	}
 	heads := lex.thes.heads[k]

@@ -93,14 +93,7 @@ func TestAccessLogAtInfo(t *testing.T) {
 	f := &loadingCore{loaded: true}
 	m := &fakeMetrics{}
 	api := New(Deps{Search: f, Resources: f, Compare: f, Ingest: f, Log: zap.New(obs), Metrics: m})
-	req := httptest.NewRequest(http.MethodGet, "/api/resources/national:6000000000?lang=en", nil)
-	req.RemoteAddr = "192.0.2.7:5555"
-	req.Header.Set(RequestIDHeader, "req-1")
-	w := httptest.NewRecorder()
-	api.ServeHTTP(w, req)
-	if w.Code != http.StatusOK {
-		t.Fatalf("lookup: %d %s", w.Code, w.Body)
-	}
+	w := loggedLookup(t, api, "req-1")
 	lines := logs.FilterMessage("http").All()
 	if len(lines) != 1 {
 		t.Fatalf("%d access log lines, want 1: %v", len(lines), logs.All())
@@ -121,6 +114,21 @@ func TestAccessLogAtInfo(t *testing.T) {
 	}
 }
 
+// loggedLookup looks up a resource from 192.0.2.7 with request id id, as
+// the access log tests do, and fails unless it is found.
+func loggedLookup(t *testing.T, api *API, id string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, "/api/resources/national:6000000000?lang=en", nil)
+	req.RemoteAddr = "192.0.2.7:5555"
+	req.Header.Set(RequestIDHeader, id)
+	w := httptest.NewRecorder()
+	api.ServeHTTP(w, req)
+	if w.Code != http.StatusOK {
+		t.Fatalf("lookup: %d %s", w.Code, w.Body)
+	}
+	return w
+}
+
 // With Deps.Access the access line goes there, with the same facts, and
 // not through Log; the path is without the query.
 func TestAccessLogThroughAccess(t *testing.T) {
@@ -128,14 +136,7 @@ func TestAccessLogThroughAccess(t *testing.T) {
 	f := &loadingCore{loaded: true}
 	var got []AccessLine
 	api := New(Deps{Search: f, Resources: f, Compare: f, Ingest: f, Log: zap.New(obs), Access: func(l AccessLine) { got = append(got, l) }})
-	req := httptest.NewRequest(http.MethodGet, "/api/resources/national:6000000000?lang=en", nil)
-	req.RemoteAddr = "192.0.2.7:5555"
-	req.Header.Set(RequestIDHeader, "req-2")
-	w := httptest.NewRecorder()
-	api.ServeHTTP(w, req)
-	if w.Code != http.StatusOK {
-		t.Fatalf("lookup: %d %s", w.Code, w.Body)
-	}
+	w := loggedLookup(t, api, "req-2")
 	if n := logs.FilterMessage("http").Len(); n != 0 {
 		t.Errorf("%d access lines through Log as well", n)
 	}
