@@ -115,6 +115,13 @@ type Scored struct {
 	Score float64
 }
 
+// ListPlace is where a key stands in a ranked list: its 1-based Rank and
+// its Score there, or Rank 0 when the list does not hold it.
+type ListPlace struct {
+	Rank  int
+	Score float64
+}
+
 // DetailsPath is the REST path of a resource, usable as it is: the id is
 // percent-encoded as a path segment (/api/resources/dkbr:%23G0740), since a
 // raw # would start a URL fragment and a space or / break the path.

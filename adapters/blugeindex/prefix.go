@@ -8,42 +8,31 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/blugelabs/bluge"
 	blugesearch "github.com/blugelabs/bluge/search"
 
 	"github.com/climatesearch/climatesearch/core"
-)
-
-// Places of keys in a ranked list, as RankedPrefix reports them besides a
-// key's 1-based rank in the prefix.
-const (
-	// PlaceOutside: the key is not in the list.
-	PlaceOutside = 0
-	// PlaceBeyond: the key is in the list, after the prefix.
-	PlaceBeyond = -1
-	// PlaceUnknown: the key matches the query, but whether the list holds
-	// it was not decided cheaply.
-	PlaceUnknown = -2
 )
 
 // RankedPrefix answers what fusing the list Search(ctx, q) returns needs of
 // it, without ranking all of it (q.Limit is typically the whole match set,
 // up to core.MaxMatchSet, for a hybrid search): hits are the first entries
 // of that list exactly (keys, scores, order), at least the first n when
-// they can be told apart from the rest at reasonable cost; whole says they
-// are the whole list. places holds, for each of keys, its 1-based rank in
-// hits, or PlaceOutside, PlaceBeyond or PlaceUnknown.
+// they can be told apart from the rest cheaply; whole says they are the
+// whole list. places holds,
+// for each of keys, its rank and score in the list (Rank 0: not in it),
+// whether among hits or further down.
 //
 // The list Search returns is the depth best documents by BM25 (ties at the
 // cut included, see fullCandidates) rescored by name coverage, which at
 // most doubles a score (rerank). So the best documents by BM25 down to a
-// score s, rescored, hold every entry of the list scoring above 2s, in the
-// list's order: those are the hits. A key after them is looked up alone
-// (its score, rescored) and placed by counting the documents that score
-// above what can overtake it.
-func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys []core.Key) (hits []core.Scored, whole bool, places []int, err error) {
+// score s, rescored, hold every entry of the list scoring 2s or more, in
+// the list's order. The keys are placed by one walk down to half the least
+// rescored score among them (placeKeys), which gives the first n entries
+// too when the keys lie that deep; otherwise a second walk finds the n
+// best rescored (rescoredTop).
+func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys []core.Key) (hits []core.Scored, whole bool, places []core.ListPlace, err error) {
 	text := core.CleanText(q.Text)
-	places = make([]int, len(keys))
+	places = make([]core.ListPlace, len(keys))
 	if text == "" {
 		return nil, true, places, nil
 	}
@@ -61,9 +50,8 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 	tq := analyzeQuery(text, lex)
 	p := planQuery(tq, lex, text, q.Lang, q.Catalogs)
 	depth := max(limit, rerankDepth) // as search asks topK
-	m := max(n, rerankDepth)
-	if m >= depth {
-		hits, err = x.blockTopK(ctx, reader, p, lex, depth)
+	wholeList := func() ([]core.Scored, bool, []core.ListPlace, error) {
+		hits, err := x.blockTopK(ctx, reader, p, lex, depth)
 		if err != nil {
 			return nil, false, nil, err
 		}
@@ -71,6 +59,9 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 		hits = hits[:min(len(hits), limit)]
 		placeIn(hits, keys, places)
 		return hits, true, places, nil
+	}
+	if max(n, rerankDepth) >= depth {
+		return wholeList()
 	}
 	snap, err := snapshotOf(ctx, reader)
 	if err != nil {
@@ -81,43 +72,23 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 		return nil, false, nil, err
 	}
 	if !ok { // not bluge's own snapshot: the whole list
-		hits, err = x.blockTopK(ctx, reader, p, lex, depth)
-		if err != nil {
-			return nil, false, nil, err
-		}
-		rerank(hits, tq, lex)
-		hits = hits[:min(len(hits), limit)]
-		placeIn(hits, keys, places)
-		return hits, true, places, nil
+		return wholeList()
 	}
-	hits, whole, tops, err := rescoredTop(ctx, snap, ids, p, tq, lex, min(n, limit), depth)
+	n = min(n, limit)
+	hits, whole, enough, err := placeKeys(ctx, snap, ids, &x.blocks, p, tq, lex, n, limit, depth, keys, places)
+	if err != nil || enough {
+		return hits, whole, places, err
+	}
+	hits, whole, err = rescoredTop(ctx, snap, ids, p, tq, lex, n, depth)
 	if err != nil {
 		return nil, false, nil, err
 	}
-	placeIn(hits, keys, places)
-	if whole {
-		return hits, true, places, nil
-	}
-	var rest []int
-	for i, pl := range places {
-		if pl == PlaceOutside {
-			rest = append(rest, i)
-		}
-	}
-	if len(rest) == 0 {
-		return hits, false, places, nil
-	}
-	if err := x.placeRest(ctx, reader, p, tq, lex, limit, tops, keys, rest, places); err != nil {
-		return nil, false, nil, err
-	}
-	return hits, false, places, nil
+	return hits, whole, places, nil
 }
 
 // rescoredTop returns the first entries of the list search returns with
 // depth (rescored by name coverage, then cut to its limit): at most n of
-// them, whole when they are all its matches. tops holds the depth+1 best
-// BM25 scores of all matches when the walk saw them all (a word in many
-// names), which spares placeRest its own walk; else nil.
+// them, whole when they are all its matches.
 //
 // It walks the postings as topK does, but keeps the n best rescored
 // scores: rescoring at most doubles a BM25 score, so a document whose
@@ -127,9 +98,9 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 // so it tells which of those are among the list's candidates (the depth
 // best by BM25 with the ties at the cut, see fullCandidates), which is
 // where the list takes them from.
-func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *plan, tq *textQuery, lex *lexicon, n, depth int) (hits []core.Scored, whole bool, tops *topScores, err error) {
+func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *plan, tq *textQuery, lex *lexicon, n, depth int) (hits []core.Scored, whole bool, err error) {
 	if len(p.clauses) == 0 || n <= 0 {
-		return nil, len(p.clauses) == 0, nil, nil
+		return nil, len(p.clauses) == 0, nil
 	}
 	top := newTopScores(n)
 	cq := newCoverQuery(tq, lex)
@@ -137,10 +108,10 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 	keepFrom, keepBM25 := 0, 0
 	// bm25 keeps what tells the candidates (inCandidates): the documents
 	// that can outscore, by BM25, one of the n best rescored (half the
-	// threshold) and that are not below the depth+1-th best BM25 score
+	// threshold) and that are not below the depth-th best BM25 score
 	// seen (byBM25), since no candidate is. Without the second bound a word
 	// in a sixth of a million names kept hundreds of thousands of them.
-	byBM25 := newTopScores(depth + 1)
+	byBM25 := newTopScores(depth)
 	bm25Cut := func() float64 { return max(top.threshold()/(1+coverageBoost), byBM25.threshold()) }
 	keyOf := func(doc uint64) (core.Key, error) {
 		key, ok := parseKey(ids.id(doc))
@@ -174,16 +145,10 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 		},
 	})
 	if err != nil {
-		return nil, false, nil, err
+		return nil, false, err
 	}
 	t := top.threshold()
 	whole = math.IsInf(t, -1) // fewer than n matches: all of them scored
-	// The walk scored every document reaching half the final threshold
-	// (they can outscore the n-th rescored): when the depth+1 best of them
-	// all reach it, with a margin for rounding, they are the best of all.
-	if m := byBM25.threshold(); !whole && m*(1+coverageBoost) >= t*(1+1e-9) {
-		tops = byBM25
-	}
 	cands = keepAbove(cands, t)
 	type keyed struct {
 		scoredDoc
@@ -206,11 +171,11 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 		hits = make([]core.Scored, len(best))
 		for i, b := range best {
 			if hits[i].Key, err = keyOf(b.doc); err != nil {
-				return nil, false, nil, err
+				return nil, false, err
 			}
 			hits[i].Score = b.score
 		}
-		return hits, true, nil, nil
+		return hits, true, nil
 	}
 	// Where each of them comes in the candidates' order (BM25, then key):
 	// the documents before one of them all score, by BM25, at least its
@@ -229,11 +194,11 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 		}
 		key, err := keyOf(b.doc)
 		if err != nil {
-			return nil, false, nil, err
+			return nil, false, err
 		}
 		hits = append(hits, core.Scored{Key: key, Score: b.score})
 	}
-	return hits, false, tops, nil
+	return hits, false, nil
 }
 
 // inCandidates says which of docs are among the candidates of the list
@@ -343,160 +308,196 @@ func nthLargest(a []float64, n int) float64 {
 }
 
 // placeIn sets the places of the keys found in hits.
-func placeIn(hits []core.Scored, keys []core.Key, places []int) {
+func placeIn(hits []core.Scored, keys []core.Key, places []core.ListPlace) {
 	for i, k := range keys {
 		for j := range hits {
 			if hits[j].Key == k {
-				places[i] = j + 1
+				places[i] = core.ListPlace{Rank: j + 1, Score: hits[j].Score}
 				break
 			}
 		}
 	}
 }
 
-// placeRest places the keys at rest, none of them among the list's first
-// entries: outside when they do not match; beyond the prefix when every
-// match is in the list (at most limit of them), or when fewer than limit
-// documents score (by BM25) half of the key's rescored score or more (only
-// those can rank before it, and they are all candidates); outside when at
-// least limit documents score more than its rescored score by BM25 (they
-// all rank before it); unknown otherwise. tops, when not nil, holds at
-// least the limit+1 best BM25 scores of all matches (rescoredTop's);
-// without them they are found by a walk.
-func (x *Index) placeRest(ctx context.Context, reader *bluge.Reader, p *plan, tq *textQuery, lex *lexicon, limit int, tops *topScores, keys []core.Key, rest []int, places []int) error {
-	snap, err := snapshotOf(ctx, reader)
+// placeKeys sets the places of keys in the list (of limit entries from
+// depth candidates, see RankedPrefix) exactly, by one walk: the documents
+// scoring, by BM25, at least half the least rescored score of the keys
+// that match (floor), kept down to the depth-th best of them (no candidate
+// is below it). Those hold every entry of the list the keys come after or
+// with. hits are the first n entries (or fewer, whole, when the list is
+// shorter) when the walk saw them all (enough); it did when they all
+// rescore to 2*floor or more, or when it saw every candidate: the depth
+// best reach the floor.
+func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks *blockCache, p *plan, tq *textQuery, lex *lexicon, n, limit, depth int, keys []core.Key, places []core.ListPlace) (hits []core.Scored, whole, enough bool, err error) {
+	if len(p.clauses) == 0 {
+		return nil, true, true, nil
+	}
+	docs, scores, err := scoresOf(snap, p, lex, keys)
 	if err != nil {
-		return err
+		return nil, false, false, err
 	}
-	scores, err := scoresOf(snap, p, lex, keys, rest)
-	if err != nil {
-		return err
-	}
-	var matching []int
-	for j := range rest {
-		if scores[j] > 0 {
-			matching = append(matching, j)
-		}
-	}
-	if len(matching) == 0 {
-		return nil
-	}
-	matched, err := countMatches(ctx, reader, p)
-	if err != nil {
-		return err
-	}
-	rescored := make([]float64, len(rest))
 	cq := newCoverQuery(tq, lex)
+	rescore := func(doc uint64, score float64) float64 {
+		return score * (1 + coverageBoost*ids.coverage(doc, cq))
+	}
 	floor := math.Inf(1)
-	for _, j := range matching {
-		rescored[j] = scores[j] * (1 + coverageBoost*coverage(lex.docs[keys[rest[j]]], cq))
-		floor = min(floor, rescored[j]/2)
-		places[rest[j]] = PlaceBeyond
-	}
-	if matched <= limit {
-		return nil
-	}
-	if tops == nil || len(tops.h) < limit+1 {
-		// The limit+1 best BM25 scores at or above the lowest half of a
-		// rescored score (a score below that floor decides as -Inf does).
-		tops = newTopScores(limit + 1)
-		if err := walk(ctx, snap, p, lex, tops, walkOpts{floor: floor, scale: 1}); err != nil {
-			return err
+	for i, s := range scores {
+		if s > 0 {
+			floor = min(floor, rescore(docs[i], s)/(1+coverageBoost))
 		}
 	}
-	best := slices.Clone(tops.h)
-	slices.SortFunc(best, func(a, b float64) int { return cmp.Compare(b, a) })
-	nth := func(i int) float64 { // the i-th best (1-based), -Inf when fewer
-		if i > len(best) {
-			return math.Inf(-1)
-		}
-		return best[i-1]
+	if math.IsInf(floor, 1) {
+		return nil, false, false, nil // no key matches: none is in the list
 	}
-	for _, j := range matching {
-		r := rescored[j]
-		switch {
-		case nth(limit+1) < r/2:
-			places[rest[j]] = PlaceBeyond
-		case nth(limit) > r:
-			places[rest[j]] = PlaceOutside
-		default:
-			places[rest[j]] = PlaceUnknown
+	floor *= 1 - 1e-9 // below each key's, whatever the rounding
+	top := newTopScores(depth)
+	var found []scoredDoc
+	keepFrom := 0
+	err = walk(ctx, snap, p, lex, top, walkOpts{floor: floor, scale: 1, blocks: blocks, found: func(doc uint64, score float64) {
+		found = append(found, scoredDoc{doc, score})
+		if len(found) >= 2*max(keepFrom, 2*depth) {
+			found = keepAbove(found, top.threshold())
+			keepFrom = len(found)
+		}
+	}})
+	if err != nil {
+		return nil, false, false, err
+	}
+	found = keepAbove(found, top.threshold())
+	// Every candidate was seen when the depth best all reach the floor;
+	// else fewer than depth documents do, and all of them are candidates.
+	complete := len(top.h) == top.n
+	fdocs := make([]uint64, len(found))
+	for i, f := range found {
+		fdocs[i] = f.doc
+	}
+	in := inCandidates(found, fdocs, depth, ids.id)
+	type entry struct {
+		doc   uint64
+		score float64
+		id    string
+	}
+	list := make([]entry, 0, len(found))
+	least := (1 + coverageBoost) * floor // the entries known exactly: down to it
+	for i, f := range found {
+		if !in[i] {
+			continue
+		}
+		if r := rescore(f.doc, f.score); complete || r >= least {
+			list = append(list, entry{f.doc, r, ids.id(f.doc)})
 		}
 	}
-	return nil
+	slices.SortFunc(list, func(a, b entry) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	list = list[:min(len(list), limit)]
+	rank := make(map[uint64]int, len(keys)) // of the keys' documents
+	for i, d := range docs {
+		if scores[i] > 0 {
+			rank[d] = 0
+		}
+	}
+	for i, e := range list {
+		if _, ok := rank[e.doc]; ok {
+			rank[e.doc] = i + 1
+		}
+	}
+	for i, d := range docs {
+		if r := rank[d]; r > 0 && scores[i] > 0 {
+			places[i] = core.ListPlace{Rank: r, Score: list[r-1].score}
+		}
+	}
+	if !complete && len(list) < n {
+		return nil, false, false, nil
+	}
+	hits = make([]core.Scored, min(n, len(list)))
+	for i := range hits {
+		key, ok := parseKey(list[i].id)
+		if !ok {
+			return nil, false, false, fmt.Errorf("blugeindex: hit without a valid key (doc %d)", list[i].doc)
+		}
+		hits[i] = core.Scored{Key: key, Score: list[i].score}
+	}
+	return hits, len(hits) == len(list) && complete, true, nil
 }
 
-// scoresOf returns the settled BM25 score of the documents of keys[rest]
-// as topK computes it (0 for a key without a live document of the plan's
-// catalogs matching the plan).
-func scoresOf(snap blugesearch.Reader, p *plan, lex *lexicon, keys []core.Key, rest []int) ([]float64, error) {
+// scoresOf returns the live document of each of keys in the snapshot and
+// its settled BM25 score as topK computes it (0 for a key without a live
+// document of the plan's catalogs matching the plan).
+func scoresOf(snap blugesearch.Reader, p *plan, lex *lexicon, keys []core.Key) (docs []uint64, scores []float64, err error) {
 	type docOf struct {
-		j   int
+		i   int
 		doc uint64
 	}
-	var docs []docOf
-	for j, i := range rest {
-		it, err := snap.PostingsIterator([]byte(keys[i].String()), "_id", false, false, false)
+	var found []docOf
+	docs = make([]uint64, len(keys))
+	for i, k := range keys {
+		docs[i] = noDoc
+		it, err := snap.PostingsIterator([]byte(k.String()), "_id", false, false, false)
 		if err != nil {
-			return nil, fmt.Errorf("blugeindex: look up %s: %w", keys[i], err)
+			return nil, nil, fmt.Errorf("blugeindex: look up %s: %w", k, err)
 		}
 		pst, err := it.Next()
 		if err == nil && pst != nil {
-			docs = append(docs, docOf{j, pst.Number()})
+			docs[i] = pst.Number()
+			found = append(found, docOf{i, pst.Number()})
 		}
 		_ = it.Close()
 		if err != nil {
-			return nil, fmt.Errorf("blugeindex: look up %s: %w", keys[i], err)
+			return nil, nil, fmt.Errorf("blugeindex: look up %s: %w", k, err)
 		}
 	}
-	slices.SortFunc(docs, func(a, b docOf) int { return cmp.Compare(a.doc, b.doc) })
-	scores := make([]float64, len(rest))
-	if len(docs) == 0 {
-		return scores, nil
+	slices.SortFunc(found, func(a, b docOf) int { return cmp.Compare(a.doc, b.doc) })
+	scores = make([]float64, len(keys))
+	if len(found) == 0 {
+		return docs, scores, nil
 	}
 	filter, err := newCatalogPostings(snap, p.catalogs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer filter.close()
-	in := make([]bool, len(docs))
-	for d := range docs {
-		if d > 0 && docs[d].doc == docs[d-1].doc {
+	in := make([]bool, len(found))
+	for d := range found {
+		if d > 0 && found[d].doc == found[d-1].doc {
 			in[d] = in[d-1]
 			continue
 		}
-		ok, err := filter.holds(docs[d].doc)
+		ok, err := filter.holds(found[d].doc)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		in[d] = ok
 	}
 	sims := similarities(func() *lexicon { return lex })
-	parts := make([][]part, len(docs))
+	parts := make([][]part, len(found))
 	for ci, cl := range p.clauses {
 		it, err := snap.PostingsIterator([]byte(cl.term), cl.field, true, true, false)
 		if err != nil {
-			return nil, fmt.Errorf("blugeindex: postings of %s:%s: %w", cl.field, cl.term, err)
+			return nil, nil, fmt.Errorf("blugeindex: postings of %s:%s: %w", cl.field, cl.term, err)
 		}
 		c := &cursor{it: it, clause: ci, scorer: sims[cl.field].Scorer(cl.boost, nil, nil)}
 		err = c.next()
-		for d := 0; err == nil && d < len(docs) && c.doc != noDoc; d++ {
-			if c.doc < docs[d].doc {
-				err = c.advance(docs[d].doc)
+		for d := 0; err == nil && d < len(found) && c.doc != noDoc; d++ {
+			if c.doc < found[d].doc {
+				err = c.advance(found[d].doc)
 			}
-			if err == nil && c.doc == docs[d].doc {
+			if err == nil && c.doc == found[d].doc {
 				parts[d] = append(parts[d], part{ci, c.score()})
 			}
 		}
 		_ = it.Close()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	for d, dc := range docs {
+	for d, f := range found {
 		if in[d] && len(parts[d]) > 0 {
-			scores[dc.j] = settle(sumInClauseOrder(parts[d]))
+			scores[f.i] = settle(sumInClauseOrder(parts[d]))
 		}
 	}
-	return scores, nil
+	return docs, scores, nil
 }

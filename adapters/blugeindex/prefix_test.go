@@ -17,7 +17,8 @@ import (
 // its first ones exactly (keys, scores, order), all of it when whole; the
 // places of keys taken from the list (first, middle, last, just after the
 // prefix), of matches past a shorter list, of resources that do not match
-// and of unknown keys are right (undecided is right for any).
+// and of unknown keys are their ranks and scores in the list, or none;
+// asked with each of three keys of the prefix alone too.
 // It returns how many answers it compared and how many of them held
 // fewer entries than asked for (and than the list has).
 func samePrefix(t *testing.T, x *Index, queries []string, catalogs [][]core.CatalogID, probe []core.Key) (n, short int) {
@@ -49,24 +50,37 @@ func samePrefix(t *testing.T, x *Index, queries []string, catalogs [][]core.Cata
 								keys = append(keys, list[i].Key)
 							}
 						}
-						hits, whole, places, err := x.RankedPrefix(ctx, q, want, keys)
-						if err != nil {
-							t.Fatal(err)
+						// Also each of three keys in the prefix alone:
+						// the keys' places then decide less of the list.
+						asks := [][]core.Key{keys}
+						for _, i := range []int{0, want / 2, want - 1} {
+							if i < len(list) {
+								asks = append(asks, []core.Key{list[i].Key})
+							}
 						}
-						if len(hits) > len(list) || !slices.Equal(hits, list[:len(hits)]) {
-							t.Fatalf("%q %s %v limit %d n %d: the prefix is not the list's start: %s", text, lang, cats, limit, want, firstDifference(hits, list))
-						}
-						if whole && len(hits) != len(list) {
-							t.Fatalf("%q %s %v limit %d n %d: whole with %d of %d", text, lang, cats, limit, want, len(hits), len(list))
-						}
-						for i, k := range keys {
-							at := slices.IndexFunc(list, func(s core.Scored) bool { return s.Key == k })
-							switch pl := places[i]; {
-							case pl > 0 && (pl > len(hits) || at != pl-1),
-								pl == PlaceOutside && at >= 0,
-								pl == PlaceBeyond && (at < 0 || at < len(hits)),
-								pl < PlaceUnknown:
-								t.Fatalf("%q %s %v limit %d n %d: %s placed %d, at %d in the list, prefix %d", text, lang, cats, limit, want, k, pl, at, len(hits))
+						var hits []core.Scored
+						for _, keys := range asks {
+							var whole bool
+							var places []core.ListPlace
+							hits, whole, places, err = x.RankedPrefix(ctx, q, want, keys)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if len(hits) > len(list) || !slices.Equal(hits, list[:len(hits)]) {
+								t.Fatalf("%q %s %v limit %d n %d keys %v: the prefix is not the list's start: %s", text, lang, cats, limit, want, keys, firstDifference(hits, list))
+							}
+							if whole && len(hits) != len(list) {
+								t.Fatalf("%q %s %v limit %d n %d keys %v: whole with %d of %d", text, lang, cats, limit, want, keys, len(hits), len(list))
+							}
+							for i, k := range keys {
+								at := slices.IndexFunc(list, func(s core.Scored) bool { return s.Key == k })
+								wantPlace := core.ListPlace{}
+								if at >= 0 {
+									wantPlace = core.ListPlace{Rank: at + 1, Score: list[at].Score}
+								}
+								if places[i] != wantPlace {
+									t.Fatalf("%q %s %v limit %d n %d: %s placed %+v, want %+v (prefix %d)", text, lang, cats, limit, want, k, places[i], wantPlace, len(hits))
+								}
 							}
 						}
 						if len(hits) < min(want, len(list)) {

@@ -431,10 +431,15 @@ func (f *fusion) get(k core.Key) *candidate {
 // addText adds the full-text list, ranked from 1.
 func (f *fusion) addText(fts []core.Scored) {
 	for i, sc := range fts {
-		c := f.get(sc.Key)
-		c.ftsRank, c.ftsScore = i+1, sc.Score
-		c.fused += 1 / float64(core.RRFK+i+1)
+		f.addTextAt(i+1, sc)
 	}
+}
+
+// addTextAt adds one entry of the full-text list at its rank.
+func (f *fusion) addTextAt(rank int, sc core.Scored) {
+	c := f.get(sc.Key)
+	c.ftsRank, c.ftsScore = rank, sc.Score
+	c.fused += 1 / float64(core.RRFK+rank)
 }
 
 // addVector adds the vector hit at index i, weighted w.

@@ -11,18 +11,11 @@ import (
 // top of its ranked list instead of all of it. RankedPrefix returns the
 // first entries of the list Search(ctx, q) would return, exactly (at least
 // n of them when they can be told apart from the rest cheaply; whole when
-// they are all of it), and for each of keys its 1-based rank among them,
-// or one of the places below.
+// they are all of it), and for each of keys its rank and score in that
+// list, among those entries or further down (Rank 0: not in the list).
 type prefixRanker interface {
-	RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys []core.Key) (hits []core.Scored, whole bool, places []int, err error)
+	RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys []core.Key) (hits []core.Scored, whole bool, places []core.ListPlace, err error)
 }
-
-// Places of RankedPrefix besides a rank.
-const (
-	placeOutside = 0  // not in the list
-	placeBeyond  = -1 // in the list, after the entries returned
-	placeUnknown = -2 // undecided
-)
 
 // topOfLists answers a hybrid search without filters, facets or sort from
 // the top of each list, as the whole match set would answer it (the same
@@ -33,13 +26,14 @@ const (
 // live ones. But Reciprocal Rank Fusion gives the full-text match at rank
 // k at most 1/(60+k) (plus the vector term of a vector hit), so once the
 // page is filled with candidates fusing above that, nothing further down
-// the full-text list can enter it; only the vector hits' places in that
-// list are needed besides, and the total is the size of the list
-// (min(matches, its depth)) plus the live vector hits outside it.
+// the full-text list can enter it; only the vector hits' ranks in that
+// list (however deep) are needed besides, and the total is the size of
+// the list (min(matches, its depth)) plus the live vector hits outside it.
 //
-// It asks the index for more of the list while the page is not decided,
-// up to the whole list; done is false when the index cannot place a vector
-// hit, and the caller then takes the whole way (resp is left unchanged).
+// A prefix of the page's size and the vector hits' count decides the page
+// unless entries of it are no longer stored; then it asks the index for
+// more, up to the whole list. done is false when even that does not decide
+// it, and the caller then takes the whole way (resp is left unchanged).
 func (s *Service) topOfLists(ctx context.Context, pr prefixRanker, req core.SearchRequest, tq core.TextQuery, vec []core.Scored, need int, resp *core.SearchResponse) (kept []*candidate, floored, total int, done bool, err error) {
 	matched, err := s.text.Count(ctx, tq)
 	if err != nil {
@@ -57,34 +51,24 @@ func (s *Service) topOfLists(ctx context.Context, pr prefixRanker, req core.Sear
 		if err != nil {
 			return nil, 0, 0, false, core.Unavailablef(err, "full-text index failed")
 		}
-		unknown := false
-		for _, pl := range places {
-			unknown = unknown || pl == placeUnknown
-		}
-		if unknown {
-			if n >= tq.Limit {
-				return nil, 0, 0, false, nil
-			}
-			continue
-		}
-		// The candidates whose fused score is known, fused as fuse does;
-		// the vector hits beyond the prefix only bound theirs.
+		// The candidates whose fused score is known: the prefix and the
+		// vector hits (with their full-text rank, deep as it may be),
+		// fused as fuse does.
 		f := newFusion(len(hits) + len(vec))
 		f.addText(hits)
-		// below bounds the fused score of every candidate not in f.cands.
+		// below bounds the fused score of every candidate not in f.cands:
+		// a full-text match after the prefix.
 		below := math.Inf(-1)
-		deeper := 1 / float64(core.RRFK+len(hits)+1) // a full-text rank after the prefix
 		if !whole {
-			below = deeper
+			below = 1 / float64(core.RRFK+len(hits)+1)
 		}
 		var outside []*candidate // vector hits not in the full-text list
 		for i, sc := range vec {
-			if places[i] == placeBeyond {
-				below = max(below, deeper+w/float64(core.RRFK+i+1))
-				continue
+			if pl := places[i]; pl.Rank > len(hits) && f.byKey[sc.Key] == nil {
+				f.addTextAt(pl.Rank, core.Scored{Key: sc.Key, Score: pl.Score})
 			}
 			c := f.addVector(i, sc, w)
-			if places[i] == placeOutside {
+			if places[i].Rank == 0 {
 				outside = append(outside, c)
 			}
 		}
