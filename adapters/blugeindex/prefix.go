@@ -367,61 +367,85 @@ func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks
 	// Every candidate was seen when the depth best all reach the floor;
 	// else fewer than depth documents do, and all of them are candidates.
 	complete := len(top.h) == top.n
-	fdocs := make([]uint64, len(found))
-	for i, f := range found {
-		fdocs[i] = f.doc
+	// The candidates among them: all when fewer than depth; else the ones
+	// above the depth-th best and those scoring as it, in id order, up to
+	// 2*depth (inCandidates decides only those).
+	var tied []uint64
+	var in []bool
+	if complete {
+		for _, f := range found {
+			if f.score == top.threshold() {
+				tied = append(tied, f.doc)
+			}
+		}
+		in = inCandidates(found, tied, depth, ids.id)
 	}
-	in := inCandidates(found, fdocs, depth, ids.id)
-	type entry struct {
-		doc   uint64
-		score float64
-		id    string
-	}
-	list := make([]entry, 0, len(found))
-	least := (1 + coverageBoost) * floor // the entries known exactly: down to it
-	for i, f := range found {
-		if !in[i] {
-			continue
+	// The candidates rescored, down to where the list is known exactly, in
+	// the walk's order; the list's order is found only for the first n and
+	// counted for the keys.
+	list := make([]scoredDoc, 0, len(found))
+	least := (1 + coverageBoost) * floor
+	t := 0
+	for _, f := range found {
+		if complete && f.score == top.threshold() {
+			t++
+			if !in[t-1] {
+				continue
+			}
 		}
 		if r := rescore(f.doc, f.score); complete || r >= least {
-			list = append(list, entry{f.doc, r, ids.id(f.doc)})
+			list = append(list, scoredDoc{f.doc, r})
 		}
 	}
-	slices.SortFunc(list, func(a, b entry) int {
+	before := func(a, b scoredDoc) bool { // a comes before b in the list
+		return a.score > b.score || a.score == b.score && ids.id(a.doc) < ids.id(b.doc)
+	}
+	for i, d := range docs {
+		if scores[i] <= 0 {
+			continue
+		}
+		at := slices.IndexFunc(list, func(e scoredDoc) bool { return e.doc == d })
+		if at < 0 {
+			continue // not a candidate
+		}
+		rank := 1
+		for _, e := range list {
+			if before(e, list[at]) {
+				rank++
+			}
+		}
+		if rank <= limit {
+			places[i] = core.ListPlace{Rank: rank, Score: list[at].score}
+		}
+	}
+	size := min(len(list), limit) // of the list, when complete
+	if !complete && size < n {
+		return nil, false, false, nil
+	}
+	first := list
+	if m := min(n, size); m < len(list) {
+		rs := make([]float64, len(list))
+		for i, e := range list {
+			rs[i] = e.score
+		}
+		nth := nthLargest(rs, m)
+		first = keepAbove(slices.Clone(list), nth)
+	}
+	slices.SortFunc(first, func(a, b scoredDoc) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
-		return strings.Compare(a.id, b.id)
+		return strings.Compare(ids.id(a.doc), ids.id(b.doc))
 	})
-	list = list[:min(len(list), limit)]
-	rank := make(map[uint64]int, len(keys)) // of the keys' documents
-	for i, d := range docs {
-		if scores[i] > 0 {
-			rank[d] = 0
-		}
-	}
-	for i, e := range list {
-		if _, ok := rank[e.doc]; ok {
-			rank[e.doc] = i + 1
-		}
-	}
-	for i, d := range docs {
-		if r := rank[d]; r > 0 && scores[i] > 0 {
-			places[i] = core.ListPlace{Rank: r, Score: list[r-1].score}
-		}
-	}
-	if !complete && len(list) < n {
-		return nil, false, false, nil
-	}
-	hits = make([]core.Scored, min(n, len(list)))
+	hits = make([]core.Scored, min(n, size))
 	for i := range hits {
-		key, ok := parseKey(list[i].id)
+		key, ok := parseKey(ids.id(first[i].doc))
 		if !ok {
-			return nil, false, false, fmt.Errorf("blugeindex: hit without a valid key (doc %d)", list[i].doc)
+			return nil, false, false, fmt.Errorf("blugeindex: hit without a valid key (doc %d)", first[i].doc)
 		}
-		hits[i] = core.Scored{Key: key, Score: list[i].score}
+		hits[i] = core.Scored{Key: key, Score: first[i].score}
 	}
-	return hits, len(hits) == len(list) && complete, true, nil
+	return hits, complete && len(hits) == size, true, nil
 }
 
 // scoresOf returns the live document of each of keys in the snapshot and
