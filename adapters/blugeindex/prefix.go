@@ -113,13 +113,6 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 	// in a sixth of a million names kept hundreds of thousands of them.
 	byBM25 := newTopScores(depth)
 	bm25Cut := func() float64 { return max(top.threshold()/(1+coverageBoost), byBM25.threshold()) }
-	keyOf := func(doc uint64) (core.Key, error) {
-		key, ok := parseKey(ids.id(doc))
-		if !ok {
-			return core.Key{}, fmt.Errorf("blugeindex: hit without a valid key (doc %d)", doc)
-		}
-		return key, nil
-	}
 	err = walk(ctx, snap, p, lex, top, walkOpts{
 		floor: math.Inf(-1),
 		scale: 1 + coverageBoost,
@@ -149,33 +142,11 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 	}
 	t := top.threshold()
 	whole = math.IsInf(t, -1) // fewer than n matches: all of them scored
-	cands = keepAbove(cands, t)
-	type keyed struct {
-		scoredDoc
-		id string
-	}
-	order := func(a, b keyed) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return strings.Compare(a.id, b.id)
-	}
-	best := make([]keyed, len(cands))
-	for i, c := range cands {
-		best[i] = keyed{c, ids.id(c.doc)}
-	}
-	slices.SortFunc(best, order)
-	best = best[:min(len(best), n)]
+	best := firstInOrder(keepAbove(cands, t), n, ids)
 	if whole && len(best) <= depth {
 		// Every match, fewer than the depth: all are candidates.
-		hits = make([]core.Scored, len(best))
-		for i, b := range best {
-			if hits[i].Key, err = keyOf(b.doc); err != nil {
-				return nil, false, err
-			}
-			hits[i].Score = b.score
-		}
-		return hits, true, nil
+		hits, err := scoredOf(best, ids)
+		return hits, true, err
 	}
 	// Where each of them comes in the candidates' order (BM25, then key):
 	// the documents before one of them all score, by BM25, at least its
@@ -188,17 +159,46 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 		docs[i] = b.doc
 	}
 	in := inCandidates(bm25, docs, depth, ids.id)
+	kept := best[:0]
 	for i, b := range best {
-		if !in[i] {
-			continue
+		if in[i] {
+			kept = append(kept, b)
 		}
-		key, err := keyOf(b.doc)
-		if err != nil {
-			return nil, false, err
-		}
-		hits = append(hits, core.Scored{Key: key, Score: b.score})
 	}
-	return hits, false, nil
+	hits, err = scoredOf(kept, ids)
+	return hits, false, err
+}
+
+// firstInOrder returns the first n of docs in the list's order (score,
+// then id), sorted; it reorders docs.
+func firstInOrder(docs []scoredDoc, n int, ids *docIDs) []scoredDoc {
+	if n < len(docs) {
+		scores := make([]float64, len(docs))
+		for i, d := range docs {
+			scores[i] = d.score
+		}
+		docs = keepAbove(docs, nthLargest(scores, n)) // with the ties at the n-th
+	}
+	slices.SortFunc(docs, func(a, b scoredDoc) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(ids.id(a.doc), ids.id(b.doc))
+	})
+	return docs[:min(len(docs), n)]
+}
+
+// scoredOf reads the keys of docs.
+func scoredOf(docs []scoredDoc, ids *docIDs) ([]core.Scored, error) {
+	hits := make([]core.Scored, len(docs))
+	for i, d := range docs {
+		key, ok := parseKey(ids.id(d.doc))
+		if !ok {
+			return nil, fmt.Errorf("blugeindex: hit without a valid key (doc %d)", d.doc)
+		}
+		hits[i] = core.Scored{Key: key, Score: d.score}
+	}
+	return hits, nil
 }
 
 // inCandidates says which of docs are among the candidates of the list
@@ -422,30 +422,8 @@ func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks
 	if !complete && size < n {
 		return nil, false, false, nil
 	}
-	first := list
-	if m := min(n, size); m < len(list) {
-		rs := make([]float64, len(list))
-		for i, e := range list {
-			rs[i] = e.score
-		}
-		nth := nthLargest(rs, m)
-		first = keepAbove(slices.Clone(list), nth)
-	}
-	slices.SortFunc(first, func(a, b scoredDoc) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return strings.Compare(ids.id(a.doc), ids.id(b.doc))
-	})
-	hits = make([]core.Scored, min(n, size))
-	for i := range hits {
-		key, ok := parseKey(ids.id(first[i].doc))
-		if !ok {
-			return nil, false, false, fmt.Errorf("blugeindex: hit without a valid key (doc %d)", first[i].doc)
-		}
-		hits[i] = core.Scored{Key: key, Score: first[i].score}
-	}
-	return hits, complete && len(hits) == size, true, nil
+	hits, err = scoredOf(firstInOrder(list, min(n, size), ids), ids)
+	return hits, complete && len(hits) == size, err == nil, err
 }
 
 // scoresOf returns the live document of each of keys in the snapshot and
