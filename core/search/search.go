@@ -176,23 +176,40 @@ func (s *Service) search(ctx context.Context, req core.SearchRequest, start time
 			}
 			tq.Limit = max(depth, min(matched, core.MaxMatchSet))
 		}
+		var counted chan matchCount
+		if !whole {
+			// The page needs the count of a match set larger than the
+			// page: counted beside the ranking (on the other core) and
+			// waited for, so it reads the same release.
+			counted = make(chan matchCount, 1)
+			go func() {
+				n, err := s.text.Count(ctx, tq)
+				counted <- matchCount{n, err}
+			}()
+		}
 		fts, err := s.text.Search(ctx, tq)
 		if err != nil {
+			if counted != nil {
+				<-counted
+			}
 			return core.Unavailablef(err, "full-text index failed")
 		}
 		var cands []*candidate
 		cands, floored = s.floor(fuse(fts, vec, s.cfg.VectorWeight))
 		if !whole {
-			if kept, err = s.resolve(ctx, cands, req, need); err != nil {
+			kept, err = s.resolve(ctx, cands, req, need)
+			c := <-counted
+			if err != nil {
 				return err
 			}
 			if len(fts) < depth {
 				resp.Total = len(fts) // the index returned every match
 				return nil
 			}
-			if resp.Total, err = s.text.Count(ctx, tq); err != nil {
-				return core.Unavailablef(err, "full-text index failed")
+			if c.err != nil {
+				return core.Unavailablef(c.err, "full-text index failed")
 			}
+			resp.Total = c.n
 			return nil
 		}
 		if matched > core.MaxMatchSet {
@@ -253,6 +270,12 @@ func (s *Service) search(ctx context.Context, req core.SearchRequest, start time
 	}
 	resp.TookMs = core.Millis(time.Since(start))
 	return resp, nil
+}
+
+// matchCount is the index's count of a match set, or why it failed.
+type matchCount struct {
+	n   int
+	err error
 }
 
 // overMatchSet is the note of an answer whose match set is cut.
