@@ -70,6 +70,17 @@ type Index struct {
 	ids keyCache
 	// blocks keeps the long postings lists with block bounds (blocks.go).
 	blocks blockCache
+	// split is the size from which a ranking walks two halves side by
+	// side (0: splitWalkFrom; tests lower it).
+	split uint64
+}
+
+// splitFrom is the size from which a ranking walks two halves.
+func (x *Index) splitFrom() uint64 {
+	if x.split == 0 {
+		return splitWalkFrom
+	}
+	return x.split
 }
 
 // New opens an empty in-memory index.

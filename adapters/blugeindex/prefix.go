@@ -75,7 +75,7 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 		return wholeList()
 	}
 	n = min(n, limit)
-	hits, whole, enough, err := placeKeys(ctx, snap, ids, &x.blocks, p, tq, lex, n, limit, depth, keys, places)
+	hits, whole, enough, err := placeKeys(ctx, snap, ids, &x.blocks, x.splitFrom(), p, tq, lex, n, limit, depth, keys, places)
 	if err != nil || enough {
 		return hits, whole, places, err
 	}
@@ -320,7 +320,8 @@ func placeIn(hits []core.Scored, keys []core.Key, places []core.ListPlace) {
 }
 
 // placeKeys sets the places of keys in the list (of limit entries from
-// depth candidates, see RankedPrefix) exactly, by one walk: the documents
+// depth candidates, see RankedPrefix) exactly, by one walk (two halves side
+// by side from split documents on, bestByBM25): the documents
 // scoring, by BM25, at least half the least rescored score of the keys
 // that match (floor), kept down to the depth-th best of them (no candidate
 // is below it). Those hold every entry of the list the keys come after or
@@ -328,7 +329,7 @@ func placeIn(hits []core.Scored, keys []core.Key, places []core.ListPlace) {
 // shorter) when the walk saw them all (enough); it did when they all
 // rescore to 2*floor or more, or when it saw every candidate: the depth
 // best reach the floor.
-func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks *blockCache, p *plan, tq *textQuery, lex *lexicon, n, limit, depth int, keys []core.Key, places []core.ListPlace) (hits []core.Scored, whole, enough bool, err error) {
+func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks *blockCache, split uint64, p *plan, tq *textQuery, lex *lexicon, n, limit, depth int, keys []core.Key, places []core.ListPlace) (hits []core.Scored, whole, enough bool, err error) {
 	if len(p.clauses) == 0 {
 		return nil, true, true, nil
 	}
@@ -350,23 +351,13 @@ func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks
 		return nil, false, false, nil // no key matches: none is in the list
 	}
 	floor *= 1 - 1e-9 // below each key's, whatever the rounding
-	top := newTopScores(depth)
-	var found []scoredDoc
-	keepFrom := 0
-	err = walk(ctx, snap, p, lex, top, walkOpts{floor: floor, scale: 1, blocks: blocks, found: func(doc uint64, score float64) {
-		found = append(found, scoredDoc{doc, score})
-		if len(found) >= 2*max(keepFrom, 2*depth) {
-			found = keepAbove(found, top.threshold())
-			keepFrom = len(found)
-		}
-	}})
+	found, last, err := bestByBM25(ctx, snap, p, lex, depth, blocks, floor, split)
 	if err != nil {
 		return nil, false, false, err
 	}
-	found = keepAbove(found, top.threshold())
 	// Every candidate was seen when the depth best all reach the floor;
 	// else fewer than depth documents do, and all of them are candidates.
-	complete := len(top.h) == top.n
+	complete := !math.IsInf(last, -1)
 	// The candidates among them: all when fewer than depth; else the ones
 	// above the depth-th best and those scoring as it, in id order, up to
 	// 2*depth (inCandidates decides only those).
@@ -374,7 +365,7 @@ func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks
 	var in []bool
 	if complete {
 		for _, f := range found {
-			if f.score == top.threshold() {
+			if f.score == last {
 				tied = append(tied, f.doc)
 			}
 		}
@@ -387,7 +378,7 @@ func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks
 	least := (1 + coverageBoost) * floor
 	t := 0
 	for _, f := range found {
-		if complete && f.score == top.threshold() {
+		if complete && f.score == last {
 			t++
 			if !in[t-1] {
 				continue

@@ -124,6 +124,7 @@ func TestRankedPrefixIsTheListsStart(t *testing.T) {
 	}
 	hx, hrs := historyIndex(t)
 	hx.blocks.minLen = 1
+	hx.split = 1 // the walks in two halves, as a large index's
 	probe = []core.Key{hrs[0].Key(), hrs[1].Key(), hrs[4].Key(), hrs[2000].Key()}
 	n, short = samePrefix(t, hx, probeQueries(hrs, 800), [][]core.CatalogID{nil, {core.National}, {core.DKBR}}, probe)
 	t.Logf("synthetic catalog: %d answers compared, %d shorter than asked", n, short)

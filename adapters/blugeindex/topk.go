@@ -3,11 +3,14 @@ package blugeindex
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/blugelabs/bluge"
+	"github.com/blugelabs/bluge/index"
 	blugesearch "github.com/blugelabs/bluge/search"
 	segment "github.com/blugelabs/bluge_segment_api"
 
@@ -37,17 +40,18 @@ import (
 // in which postings were read) and settled like fullCandidates'; equal
 // scores at the cut are ordered by key, read only for the final candidates.
 func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
-	return topKWith(ctx, reader, p, lex, depth, nil)
+	return topKWith(ctx, reader, p, lex, depth, nil, splitWalkFrom)
 }
 
 // blockTopK is topK with the index's block-max postings (blocks.go): the
 // same answer, skipping the blocks of long lists that cannot reach the
 // threshold. Search uses it; topK stays as the path without the cache.
 func (x *Index) blockTopK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
-	return topKWith(ctx, reader, p, lex, depth, &x.blocks)
+	return topKWith(ctx, reader, p, lex, depth, &x.blocks, x.splitFrom())
 }
 
-func topKWith(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, depth int, blocks *blockCache) ([]core.Scored, error) {
+// topKWith walks in two halves from split documents on (see splitWalkFrom).
+func topKWith(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, depth int, blocks *blockCache, split uint64) ([]core.Scored, error) {
 	if len(p.clauses) == 0 {
 		return nil, nil
 	}
@@ -55,6 +59,80 @@ func topKWith(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, 
 	if err != nil {
 		return nil, err
 	}
+	cands, _, err := bestByBM25(ctx, snap, p, lex, depth, blocks, math.Inf(-1), split)
+	if err != nil {
+		return nil, err
+	}
+	return ranked(snap, cands, depth)
+}
+
+// bestByBM25 returns the documents of a plan scoring at least the floor
+// and at least the depth-th best score of those (last; -Inf when fewer
+// than depth reach the floor, and then all of them): the candidates, with
+// the ties at the cut (see ranked).
+//
+// An index of split documents or more is walked in two halves of its
+// documents, one per core, each keeping its own depth best: their union
+// holds every document at or above the whole's depth-th best (a half's is
+// at most the whole's), and the depth-th best of the union is it.
+func bestByBM25(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, depth int, blocks *blockCache, floor float64, split uint64) (docs []scoredDoc, last float64, err error) {
+	n := docSpace(snap)
+	if n < split {
+		return candidatesIn(ctx, snap, p, lex, depth, blocks, floor, 0, 0)
+	}
+	var halves [2][]scoredDoc
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, r := range [2][2]uint64{{0, n / 2}, {n / 2, n}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			halves[i], _, errs[i] = candidatesIn(ctx, snap, p, lex, depth, blocks, floor, r[0], r[1])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, 0, err
+	}
+	docs = append(halves[0], halves[1]...)
+	if len(docs) < depth {
+		return docs, math.Inf(-1), nil
+	}
+	scores := make([]float64, len(docs))
+	for i, d := range docs {
+		scores[i] = d.score
+	}
+	last = nthLargest(scores, depth)
+	return keepAbove(docs, last), last, nil
+}
+
+// splitWalkFrom is the index size (documents, deleted ones included) from
+// which topK walks two halves side by side: below it a search takes about
+// a millisecond or less, which a goroutine and a second heap would not
+// shorten.
+const splitWalkFrom = 200_000
+
+// docSpace returns how many document numbers a snapshot spans (0 when it
+// is not bluge's own snapshot).
+func docSpace(snap blugesearch.Reader) uint64 {
+	s, ok := snap.(*index.Snapshot)
+	if !ok {
+		return 0
+	}
+	n := uint64(0)
+	for _, ss := range s.Segments() {
+		w, ok := ss.(interface{ Segment() segment.Segment })
+		if !ok {
+			return 0
+		}
+		n += w.Segment().Count()
+	}
+	return n
+}
+
+// candidatesIn is bestByBM25 over the documents from from to to (to 0: to
+// the end), in one walk.
+func candidatesIn(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, depth int, blocks *blockCache, floor float64, from, to uint64) ([]scoredDoc, float64, error) {
 	// The candidates are the depth best and the documents scoring as the
 	// last of them (ranked): every document at or above the depth-th best
 	// score, which the heap's threshold rises to. (fullCandidates fetches
@@ -65,7 +143,7 @@ func topKWith(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, 
 	top := newTopScores(depth)
 	var cands []scoredDoc
 	keepFrom := 0 // cands is filtered by the threshold when it doubles
-	err = walk(ctx, snap, p, lex, top, walkOpts{floor: math.Inf(-1), scale: 1, blocks: blocks, found: func(doc uint64, score float64) {
+	err := walk(ctx, snap, p, lex, top, walkOpts{floor: floor, scale: 1, blocks: blocks, from: from, to: to, found: func(doc uint64, score float64) {
 		cands = append(cands, scoredDoc{doc, score})
 		if len(cands) >= 2*max(keepFrom, 2*depth) {
 			cands = keepAbove(cands, top.threshold())
@@ -73,10 +151,9 @@ func topKWith(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, 
 		}
 	}})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	cands = keepAbove(cands, top.threshold())
-	return ranked(snap, cands, depth)
+	return keepAbove(cands, top.threshold()), top.threshold(), nil
 }
 
 // walkOpts tunes walk.
@@ -97,6 +174,9 @@ type walkOpts struct {
 	// blocks, when set, gives the long postings lists with their block
 	// bounds (blocks.go); without it walk reads bluge's postings only.
 	blocks *blockCache
+	// from and to bound the documents walked to [from, to); to 0: to the
+	// end.
+	from, to uint64
 }
 
 // walk scores, in document order, the documents of the plan's catalogs
@@ -167,7 +247,7 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 	parts := make([]part, 0, len(cs))
 	best := make([]float64, len(p.clauses)) // per clause, the best bound of its cursors
 	behind := make([]float64, 0, len(cs)+1)
-	from := uint64(0) // the documents before it are decided
+	from := o.from // the documents before it are decided
 	for visited := 0; ; visited++ {
 		if visited&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -214,6 +294,9 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 			continue
 		}
 		doc := cs[pivot].doc
+		if o.to > 0 && doc >= o.to {
+			return nil // past the range
+		}
 		if segs != nil {
 			// Block-max: the cursors on documents up to the pivot bound
 			// every document from it to the end of their blocks (and

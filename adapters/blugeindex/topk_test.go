@@ -82,10 +82,16 @@ func samePrunedAndFull(t *testing.T, x *Index, queries []string, catalogs [][]co
 		{"pruned", topK},
 		{"block-max", x.blockTopK},
 		{"block-max, every list", func(ctx context.Context, r *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
-			return topKWith(ctx, r, p, lex, depth, every)
+			return topKWith(ctx, r, p, lex, depth, every, splitWalkFrom)
+		}},
+		{"block-max, every list, in two halves", func(ctx context.Context, r *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
+			return topKWith(ctx, r, p, lex, depth, every, 1)
+		}},
+		{"pruned, in two halves", func(ctx context.Context, r *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
+			return topKWith(ctx, r, p, lex, depth, nil, 1)
 		}},
 		{"block-max, small cache", func(ctx context.Context, r *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
-			return topKWith(ctx, r, p, lex, depth, tight)
+			return topKWith(ctx, r, p, lex, depth, tight, splitWalkFrom)
 		}},
 	}
 	for qi, text := range queries {
