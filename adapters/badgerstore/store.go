@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -144,6 +145,10 @@ type cachedRecord struct {
 	rec     ports.StoredResource
 }
 
+// emptyMemtable is how badger reports a memtable file it found empty at
+// open (ristretto's z.NewFile).
+const emptyMemtable = "Create a new file"
+
 // Open opens (creating if needed) the store in dir.
 func Open(dir string, log *zap.Logger) (*Store, error) {
 	if log == nil {
@@ -159,6 +164,14 @@ func Open(dir string, log *zap.Logger) (*Store, error) {
 		WithBlockCacheSize(8 << 20).
 		WithNumCompactors(2)
 	db, err := badger.Open(opts)
+	if err != nil && strings.Contains(err.Error(), emptyMemtable) {
+		// A crash right after badger created a memtable file leaves it
+		// empty, and badger's open then fails on it, though not before
+		// writing the file's header: the file now reads as an empty
+		// memtable, and a second open goes through.
+		log.Warn("reopening the store: badger found an empty memtable file a crash left", zap.Error(err))
+		db, err = badger.Open(opts)
+	}
 	if err != nil {
 		if le := lockedError(dir, err); le != nil {
 			return nil, le
