@@ -173,11 +173,7 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 // then id), sorted; it reorders docs.
 func firstInOrder(docs []scoredDoc, n int, ids *docIDs) []scoredDoc {
 	if n < len(docs) {
-		scores := make([]float64, len(docs))
-		for i, d := range docs {
-			scores[i] = d.score
-		}
-		docs = keepAbove(docs, nthLargest(scores, n)) // with the ties at the n-th
+		docs = keepAbove(docs, nthScore(docs, n)) // with the ties at the n-th
 	}
 	slices.SortFunc(docs, func(a, b scoredDoc) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
@@ -223,11 +219,7 @@ func inCandidates(bm25 []scoredDoc, docs []uint64, depth int, id func(uint64) st
 	if len(bm25) <= depth {
 		return in
 	}
-	scores := make([]float64, len(bm25))
-	for i, c := range bm25 {
-		scores[i] = c.score
-	}
-	last := nthLargest(scores, depth) // the depth-th best BM25 score
+	last := nthScore(bm25, depth) // the depth-th best BM25 score
 	above := 0
 	for _, c := range bm25 {
 		if c.score > last {
@@ -273,6 +265,15 @@ func inCandidates(bm25 []scoredDoc, docs []uint64, depth int, id func(uint64) st
 		in[t.i] = above+before < 2*depth
 	}
 	return in
+}
+
+// nthScore returns the n-th best score of docs (1-based, n <= len(docs)).
+func nthScore(docs []scoredDoc, n int) float64 {
+	scores := make([]float64, len(docs))
+	for i, d := range docs {
+		scores[i] = d.score
+	}
+	return nthLargest(scores, n)
 }
 
 // nthLargest returns the n-th largest of a (1-based), reordering a.

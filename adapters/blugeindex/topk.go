@@ -98,11 +98,7 @@ func bestByBM25(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexi
 	if len(docs) < depth {
 		return docs, math.Inf(-1), nil
 	}
-	scores := make([]float64, len(docs))
-	for i, d := range docs {
-		scores[i] = d.score
-	}
-	last = nthLargest(scores, depth)
+	last = nthScore(docs, depth)
 	return keepAbove(docs, last), last, nil
 }
 
