@@ -220,10 +220,13 @@ func inCandidates(bm25 []scoredDoc, docs []uint64, depth int, id func(uint64) st
 		return in
 	}
 	last := nthScore(bm25, depth) // the depth-th best BM25 score
-	above := 0
+	above, ties := 0, 0
 	for _, c := range bm25 {
-		if c.score > last {
+		switch {
+		case c.score > last:
 			above++
+		case c.score == last:
+			ties++
 		}
 	}
 	// The ones scoring as the last, by id, and how many of the documents
@@ -243,8 +246,8 @@ func inCandidates(bm25 []scoredDoc, docs []uint64, depth int, id func(uint64) st
 			tied = append(tied, tie{i, id(d)})
 		}
 	}
-	if len(tied) == 0 {
-		return in
+	if len(tied) == 0 || above+ties <= 2*depth {
+		return in // all the ties are candidates
 	}
 	slices.SortFunc(tied, func(a, b tie) int { return strings.Compare(a.id, b.id) })
 	counts := make([]int, len(tied)+1) // by the first tied one with a greater id
@@ -334,7 +337,7 @@ func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks
 	if len(p.clauses) == 0 {
 		return nil, true, true, nil
 	}
-	docs, scores, err := scoresOf(snap, p, lex, keys)
+	docs, scores, err := scoresOf(snap, p, lex, blocks, keys)
 	if err != nil {
 		return nil, false, false, err
 	}
@@ -376,7 +379,6 @@ func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks
 	// the walk's order; the list's order is found only for the first n and
 	// counted for the keys.
 	list := make([]scoredDoc, 0, len(found))
-	least := (1 + coverageBoost) * floor
 	t := 0
 	for _, f := range found {
 		if complete && f.score == last {
@@ -385,13 +387,14 @@ func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks
 				continue
 			}
 		}
-		if r := rescore(f.doc, f.score); complete || r >= least {
-			list = append(list, scoredDoc{f.doc, r})
-		}
+		list = append(list, f)
 	}
-	before := func(a, b scoredDoc) bool { // a comes before b in the list
-		return a.score > b.score || a.score == b.score && ids.id(a.doc) < ids.id(b.doc)
+	rescoreAll(list, rescore)
+	if !complete {
+		least := (1 + coverageBoost) * floor
+		list = keepAbove(list, least)
 	}
+	ranks := newRankCounter(list, ids)
 	for i, d := range docs {
 		if scores[i] <= 0 {
 			continue
@@ -400,13 +403,7 @@ func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks
 		if at < 0 {
 			continue // not a candidate
 		}
-		rank := 1
-		for _, e := range list {
-			if before(e, list[at]) {
-				rank++
-			}
-		}
-		if rank <= limit {
+		if rank := ranks.rank(list[at]); rank <= limit {
 			places[i] = core.ListPlace{Rank: rank, Score: list[at].score}
 		}
 	}
@@ -418,10 +415,73 @@ func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks
 	return hits, complete && len(hits) == size, err == nil, err
 }
 
+// rescoreAll rescores docs in place, on both cores when they are many
+// (thousands when a vector hit lies deep in a long list): the coverage of
+// each name is most of what placing the keys costs after the walk.
+func rescoreAll(docs []scoredDoc, rescore func(doc uint64, score float64) float64) {
+	each := func(ds []scoredDoc) {
+		for i := range ds {
+			ds[i].score = rescore(ds[i].doc, ds[i].score)
+		}
+	}
+	if len(docs) < rescoreSplitFrom {
+		each(docs)
+		return
+	}
+	half := len(docs) / 2
+	done := make(chan struct{})
+	go func() {
+		each(docs[:half])
+		close(done)
+	}()
+	each(docs[half:])
+	<-done
+}
+
+// rescoreSplitFrom is how many documents rescoreAll splits between two
+// goroutines: about a third of a millisecond of coverage.
+const rescoreSplitFrom = 1024
+
+// rankCounter counts the entries of a list before an entry of it: those
+// scoring higher, and those scoring the same with a smaller id. The ids of
+// a group of equal scores (thousands when a word alone is asked) are read
+// and sorted once, for the first entry of the group asked about.
+type rankCounter struct {
+	list []scoredDoc
+	ids  *docIDs
+	tied map[float64][]string
+}
+
+func newRankCounter(list []scoredDoc, ids *docIDs) *rankCounter {
+	return &rankCounter{list: list, ids: ids, tied: map[float64][]string{}}
+}
+
+// rank returns e's rank in the list (1 for the first).
+func (r *rankCounter) rank(e scoredDoc) int {
+	higher := 0
+	for _, o := range r.list {
+		if o.score > e.score {
+			higher++
+		}
+	}
+	group, ok := r.tied[e.score]
+	if !ok {
+		for _, o := range r.list {
+			if o.score == e.score {
+				group = append(group, r.ids.id(o.doc))
+			}
+		}
+		slices.Sort(group)
+		r.tied[e.score] = group
+	}
+	before, _ := slices.BinarySearch(group, r.ids.id(e.doc))
+	return 1 + higher + before
+}
+
 // scoresOf returns the live document of each of keys in the snapshot and
 // its settled BM25 score as topK computes it (0 for a key without a live
 // document of the plan's catalogs matching the plan).
-func scoresOf(snap blugesearch.Reader, p *plan, lex *lexicon, keys []core.Key) (docs []uint64, scores []float64, err error) {
+func scoresOf(snap blugesearch.Reader, p *plan, lex *lexicon, blocks *blockCache, keys []core.Key) (docs []uint64, scores []float64, err error) {
 	type docOf struct {
 		i   int
 		doc uint64
@@ -466,26 +526,25 @@ func scoresOf(snap blugesearch.Reader, p *plan, lex *lexicon, keys []core.Key) (
 		}
 		in[d] = ok
 	}
-	sims := similarities(func() *lexicon { return lex })
+	// The cursors the walk reads (a long list's from the block cache,
+	// where moving to a document is a search in memory), each moved along
+	// the keys' documents in order.
+	cs, err := openCursors(snap, p, lex, blocks)
+	defer closeCursors(cs)
+	if err != nil {
+		return nil, nil, err
+	}
 	parts := make([][]part, len(found))
-	for ci, cl := range p.clauses {
-		it, err := snap.PostingsIterator([]byte(cl.term), cl.field, true, true, false)
-		if err != nil {
-			return nil, nil, fmt.Errorf("blugeindex: postings of %s:%s: %w", cl.field, cl.term, err)
-		}
-		c := &cursor{it: it, clause: ci, scorer: sims[cl.field].Scorer(cl.boost, nil, nil)}
-		err = c.next()
-		for d := 0; err == nil && d < len(found) && c.doc != noDoc; d++ {
+	for _, c := range cs {
+		for d := 0; d < len(found) && c.doc != noDoc; d++ {
 			if c.doc < found[d].doc {
-				err = c.advance(found[d].doc)
+				if err := c.advance(found[d].doc); err != nil {
+					return nil, nil, err
+				}
 			}
-			if err == nil && c.doc == found[d].doc {
-				parts[d] = append(parts[d], part{ci, c.score()})
+			if c.doc == found[d].doc {
+				parts[d] = append(parts[d], part{c.clause, c.score()})
 			}
-		}
-		_ = it.Close()
-		if err != nil {
-			return nil, nil, err
 		}
 	}
 	for d, f := range found {

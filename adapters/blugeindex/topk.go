@@ -180,60 +180,18 @@ type walkOpts struct {
 // skipping the others (see topK), and adds each (re)score at or above the
 // threshold to top, then hands it to found.
 func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, top *topScores, o walkOpts) error {
-	sims := similarities(func() *lexicon { return lex })
-	var cs []*cursor
-	defer func() {
-		for _, c := range cs {
-			if c.it != nil {
-				_ = c.it.Close()
-			}
-		}
-	}()
-	var segs []blockSegment
-	if o.blocks != nil {
-		if s, ok := o.blocks.segmentsOf(snap); ok {
-			segs = s
-		}
-	}
-	for i, cl := range p.clauses {
-		scorer := sims[cl.field].Scorer(cl.boost, nil, nil)
-		if segs != nil {
-			// A long list: a cursor per tier (blocks.go).
-			tiers, ok, err := o.blocks.list(segs, cl.field, cl.term, func(im impact) float64 {
-				return scorer.Score(int(im.freq), float64(math.Float32frombits(im.dl)))
-			})
-			if err != nil {
-				return err
-			}
-			if ok {
-				for _, pieces := range tiers {
-					c := &cursor{clause: i, scorer: scorer, bl: newBlockList(segs, pieces, scorer)}
-					if c.ub = min(cl.boost, c.bl.ub()); c.ub <= 0 {
-						continue // an empty tier
-					}
-					cs = append(cs, c)
-					if err := c.next(); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-		}
-		it, err := snap.PostingsIterator([]byte(cl.term), cl.field, true, true, false)
-		if err != nil {
-			return fmt.Errorf("blugeindex: postings of %s:%s: %w", cl.field, cl.term, err)
-		}
-		c := &cursor{it: it, clause: i, ub: cl.boost, scorer: scorer}
-		cs = append(cs, c)
-		if err := c.next(); err != nil {
-			return err
-		}
+	cs, err := openCursors(snap, p, lex, o.blocks)
+	defer closeCursors(cs)
+	if err != nil {
+		return err
 	}
 	filter, err := newCatalogPostings(snap, p.catalogs)
 	if err != nil {
 		return err
 	}
 	defer filter.close()
+	// With lists of the block cache, their block bounds skip documents.
+	blockMax := slices.ContainsFunc(cs, func(c *cursor) bool { return c.bl != nil })
 
 	// reach is the least raw sum that can settle at or above the threshold:
 	// float32 rounding may lift a sum by one part in 2^24, and the float64
@@ -293,7 +251,7 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 		if o.to > 0 && doc >= o.to {
 			return nil // past the range
 		}
-		if segs != nil {
+		if blockMax {
 			// Block-max: the cursors on documents up to the pivot bound
 			// every document from it to the end of their blocks (and
 			// before the next cursor's document) by their blocks' bounds.
@@ -399,6 +357,64 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 		}
 		if o.found != nil {
 			o.found(doc, score)
+		}
+	}
+}
+
+// openCursors opens a cursor on the postings of each of the plan's
+// clauses, each on its first document: one per tier of the list the block
+// cache holds for a long list (blocks.go, when blocks is set), else bluge's
+// postings. Close them with closeCursors, also after an error.
+func openCursors(snap blugesearch.Reader, p *plan, lex *lexicon, blocks *blockCache) ([]*cursor, error) {
+	sims := similarities(func() *lexicon { return lex })
+	var cs []*cursor
+	var segs []blockSegment
+	if blocks != nil {
+		if s, ok := blocks.segmentsOf(snap); ok {
+			segs = s
+		}
+	}
+	for i, cl := range p.clauses {
+		scorer := sims[cl.field].Scorer(cl.boost, nil, nil)
+		if segs != nil {
+			tiers, ok, err := blocks.list(segs, cl.field, cl.term, func(im impact) float64 {
+				return scorer.Score(int(im.freq), float64(math.Float32frombits(im.dl)))
+			})
+			if err != nil {
+				return cs, err
+			}
+			if ok {
+				for _, pieces := range tiers {
+					c := &cursor{clause: i, scorer: scorer, bl: newBlockList(segs, pieces, scorer)}
+					if c.ub = min(cl.boost, c.bl.ub()); c.ub <= 0 {
+						continue // an empty tier
+					}
+					cs = append(cs, c)
+					if err := c.next(); err != nil {
+						return cs, err
+					}
+				}
+				continue
+			}
+		}
+		it, err := snap.PostingsIterator([]byte(cl.term), cl.field, true, true, false)
+		if err != nil {
+			return cs, fmt.Errorf("blugeindex: postings of %s:%s: %w", cl.field, cl.term, err)
+		}
+		c := &cursor{it: it, clause: i, ub: cl.boost, scorer: scorer}
+		cs = append(cs, c)
+		if err := c.next(); err != nil {
+			return cs, err
+		}
+	}
+	return cs, nil
+}
+
+// closeCursors closes the bluge postings of cursors.
+func closeCursors(cs []*cursor) {
+	for _, c := range cs {
+		if c.it != nil {
+			_ = c.it.Close()
 		}
 	}
 }
