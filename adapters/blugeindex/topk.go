@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/blugelabs/bluge"
 	"github.com/blugelabs/bluge/index"
@@ -74,20 +75,23 @@ func topKWith(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, 
 // An index of split documents or more is walked in two halves of its
 // documents, one per core, each keeping its own depth best: their union
 // holds every document at or above the whole's depth-th best (a half's is
-// at most the whole's), and the depth-th best of the union is it.
+// at most the whole's), and the depth-th best of the union is it. Each
+// half also skips what is below the other's and its own (depth/2)-th
+// best (halfBound): the two hold depth documents at or above the lesser.
 func bestByBM25(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, depth int, blocks *blockCache, floor float64, split uint64) (docs []scoredDoc, last float64, err error) {
 	n := docSpace(snap)
 	if n < split {
-		return candidatesIn(ctx, snap, p, lex, depth, blocks, floor, 0, 0)
+		return candidatesIn(ctx, snap, p, lex, depth, blocks, floor, 0, 0, nil)
 	}
 	var halves [2][]scoredDoc
 	var errs [2]error
 	var wg sync.WaitGroup
+	share := newHalfBound()
 	for i, r := range [2][2]uint64{{0, n / 2}, {n / 2, n}} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			halves[i], _, errs[i] = candidatesIn(ctx, snap, p, lex, depth, blocks, floor, r[0], r[1])
+			halves[i], _, errs[i] = candidatesIn(ctx, snap, p, lex, depth, blocks, floor, r[0], r[1], share.side(i))
 		}()
 	}
 	wg.Wait()
@@ -100,6 +104,38 @@ func bestByBM25(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexi
 	}
 	last = nthScore(docs, depth)
 	return keepAbove(docs, last), last, nil
+}
+
+// halfBound is what the walks of two halves of an index tell each other:
+// each its (depth/2)-th best score so far (rounded up). The halves then
+// hold depth documents scoring at least the lesser of the two, so the
+// whole's depth-th best is at least that and neither half needs anything
+// below it. Without it each half walked down to its own depth-th best,
+// about the whole's 2*depth-th.
+type halfBound struct{ sides [2]halfSide }
+
+// halfSide is one half's view of a halfBound.
+type halfSide struct {
+	own, other *atomic.Uint64 // float64 bits
+}
+
+func newHalfBound() *halfBound {
+	var own [2]atomic.Uint64
+	inf := math.Float64bits(math.Inf(-1))
+	own[0].Store(inf)
+	own[1].Store(inf)
+	return &halfBound{sides: [2]halfSide{{&own[0], &own[1]}, {&own[1], &own[0]}}}
+}
+
+func (b *halfBound) side(i int) *halfSide { return &b.sides[i] }
+
+// publish records this half's (depth/2)-th best score; it only rises.
+func (s *halfSide) publish(score float64) { s.own.Store(math.Float64bits(score)) }
+
+// bound is the least score a document of either half needs to be among
+// the whole's depth best (or tied with the last of them).
+func (s *halfSide) bound() float64 {
+	return min(math.Float64frombits(s.own.Load()), math.Float64frombits(s.other.Load()))
 }
 
 // splitWalkFrom is the index size (documents, deleted ones included) from
@@ -128,7 +164,7 @@ func docSpace(snap blugesearch.Reader) uint64 {
 
 // candidatesIn is bestByBM25 over the documents from from to to (to 0: to
 // the end), in one walk.
-func candidatesIn(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, depth int, blocks *blockCache, floor float64, from, to uint64) ([]scoredDoc, float64, error) {
+func candidatesIn(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, depth int, blocks *blockCache, floor float64, from, to uint64, share *halfSide) ([]scoredDoc, float64, error) {
 	// The candidates are the depth best and the documents scoring as the
 	// last of them (ranked): every document at or above the depth-th best
 	// score, which the heap's threshold rises to. (fullCandidates fetches
@@ -139,7 +175,7 @@ func candidatesIn(ctx context.Context, snap blugesearch.Reader, p *plan, lex *le
 	top := newTopScores(depth)
 	var cands []scoredDoc
 	keepFrom := 0 // cands is filtered by the threshold when it doubles
-	err := walk(ctx, snap, p, lex, top, walkOpts{floor: floor, scale: 1, blocks: blocks, from: from, to: to, found: func(doc uint64, score float64) {
+	err := walk(ctx, snap, p, lex, top, walkOpts{floor: floor, scale: 1, blocks: blocks, from: from, to: to, share: share, found: func(doc uint64, score float64) {
 		cands = append(cands, scoredDoc{doc, score})
 		if len(cands) >= 2*max(keepFrom, 2*depth) {
 			cands = keepAbove(cands, top.threshold())
@@ -173,6 +209,9 @@ type walkOpts struct {
 	// from and to bound the documents walked to [from, to); to 0: to the
 	// end.
 	from, to uint64
+	// share, when set, is this walk's side of a bound shared with the
+	// walk of the other half (halfBound).
+	share *halfSide
 }
 
 // walk scores, in document order, the documents of the plan's catalogs
@@ -201,11 +240,22 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 	parts := make([]part, 0, len(cs))
 	best := make([]float64, len(p.clauses)) // per clause, the best bound of its cursors
 	behind := make([]float64, 0, len(cs)+1)
-	from := o.from // the documents before it are decided
+	from := o.from         // the documents before it are decided
+	var halfTop *topScores // with share: the (depth/2) best seen here
+	shared := math.Inf(-1) // the bound last read from share
+	if o.share != nil {
+		halfTop = newTopScores((top.n + 1) / 2)
+	}
 	for visited := 0; ; visited++ {
 		if visited&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+		}
+		if o.share != nil && visited&255 == 0 {
+			if b := o.share.bound(); b > shared {
+				shared = b
+				reach = max(reach, shared*(1-1e-6)/o.scale)
 			}
 		}
 		// The pivot: the first document, in document order, where the
@@ -341,7 +391,7 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 			continue
 		}
 		score := settle(sumInClauseOrder(parts))
-		if score*o.scale < top.threshold() || score < o.floor {
+		if score*o.scale < max(top.threshold(), shared) || score < o.floor {
 			continue
 		}
 		if o.scored != nil {
@@ -353,7 +403,10 @@ func walk(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, t
 			}
 		}
 		if top.add(score) {
-			reach = max(lower, top.threshold()*(1-1e-6)/o.scale)
+			reach = max(lower, max(top.threshold(), shared)*(1-1e-6)/o.scale)
+		}
+		if halfTop != nil && score >= halfTop.threshold() && halfTop.add(score) {
+			o.share.publish(halfTop.threshold())
 		}
 		if o.found != nil {
 			o.found(doc, score)
