@@ -174,6 +174,11 @@ func BenchmarkScaleSearch(b *testing.B) {
 				return hybridPrefix(q, vecs)
 			}},
 			{"hybrid-prefix", hybridPrefix},
+			{"hybrid-prefix-unshared", func(q core.TextQuery, vecs []core.Key) error {
+				halfBoundOff = true
+				defer func() { halfBoundOff = false }()
+				return hybridPrefix(q, vecs)
+			}},
 		} {
 			if skip(v.name) {
 				continue
@@ -186,15 +191,15 @@ func BenchmarkScaleSearch(b *testing.B) {
 		// and Count, through the index's methods; page-pruned without the
 		// block cache (as before it).
 		for _, v := range []struct {
-			name string
-			off  bool
-		}{{"page-pruned", true}, {"page", false}} {
+			name          string
+			off, unshared bool
+		}{{"page-pruned", true, false}, {"page", false, false}, {"page-unshared", false, true}} {
 			if skip(v.name) {
 				continue
 			}
 			b.Run(fmt.Sprintf("round%d/%s", round, v.name), func(b *testing.B) {
-				x.blocks.off = v.off
-				defer func() { x.blocks.off = false }()
+				x.blocks.off, halfBoundOff = v.off, v.unshared
+				defer func() { x.blocks.off, halfBoundOff = false, false }()
 				timeQueries(b, func(q core.TextQuery) error {
 					if _, err := x.Search(ctx, q); err != nil {
 						return err

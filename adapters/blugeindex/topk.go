@@ -87,6 +87,9 @@ func bestByBM25(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexi
 	var errs [2]error
 	var wg sync.WaitGroup
 	share := newHalfBound()
+	if halfBoundOff {
+		share = nil
+	}
 	for i, r := range [2][2]uint64{{0, n / 2}, {n / 2, n}} {
 		wg.Add(1)
 		go func() {
@@ -127,7 +130,15 @@ func newHalfBound() *halfBound {
 	return &halfBound{sides: [2]halfSide{{&own[0], &own[1]}, {&own[1], &own[0]}}}
 }
 
-func (b *halfBound) side(i int) *halfSide { return &b.sides[i] }
+func (b *halfBound) side(i int) *halfSide {
+	if b == nil {
+		return nil
+	}
+	return &b.sides[i]
+}
+
+// halfBoundOff turns halfBound off, for benchmarks that compare.
+var halfBoundOff = false
 
 // publish records this half's (depth/2)-th best score; it only rises.
 func (s *halfSide) publish(score float64) { s.own.Store(math.Float64bits(score)) }

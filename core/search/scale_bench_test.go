@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -120,7 +121,8 @@ func scaleService(b *testing.B) *search.Service {
 // set), hybrid the way it answers now; rounds of each variant in turn, on
 // one load (built once per run: the HNSW over a million vectors takes
 // minutes). With SCALE_PROFILE=DIR each variant's timed loop is profiled
-// into DIR/<round>-<variant>.cpu.
+// into DIR/<round>-<variant>.cpu; with SCALE_PER_QUERY=1 each query's median
+// is printed too.
 //
 //	SCALE_N=100000 go test -run '^$' -bench ScaleSearch -benchtime 240x -timeout 60m ./core/search/
 func BenchmarkScaleSearch(b *testing.B) {
@@ -137,6 +139,7 @@ func BenchmarkScaleSearch(b *testing.B) {
 				defer restore()
 				b.ReportAllocs()
 				var took []time.Duration
+				byQuery := make([][]time.Duration, len(scaleQueries))
 				i := 0
 				if profDir != "" {
 					f, err := os.Create(filepath.Join(profDir, fmt.Sprintf("round%d-%s.cpu", round, v.name)))
@@ -158,7 +161,19 @@ func BenchmarkScaleSearch(b *testing.B) {
 					}
 					_ = resp
 					took = append(took, time.Since(start))
+					byQuery[i%len(scaleQueries)] = append(byQuery[i%len(scaleQueries)], took[len(took)-1])
 					i++
+				}
+				if os.Getenv("SCALE_PER_QUERY") != "" {
+					// Each query's median: which of them make the p50.
+					line := fmt.Sprintf("scale-search: round%d/%s medians (ms):", round, v.name)
+					for qi, ts := range byQuery {
+						if len(ts) > 0 {
+							slices.Sort(ts)
+							line += fmt.Sprintf(" %s %.2f,", scaleQueries[qi], float64(ts[len(ts)/2])/1e6)
+						}
+					}
+					fmt.Fprintln(os.Stderr, strings.TrimSuffix(line, ","))
 				}
 				// CPU of the process (both cores) per search: a search that
 				// uses both cores costs more of it than its latency.
