@@ -3,10 +3,12 @@ package blugeindex
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	blugesearch "github.com/blugelabs/bluge/search"
 
@@ -79,7 +81,7 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 	if err != nil || enough {
 		return hits, whole, places, err
 	}
-	hits, whole, err = rescoredTop(ctx, snap, ids, p, tq, lex, n, depth)
+	hits, whole, err = rescoredTop(ctx, snap, ids, &x.blocks, x.splitFrom(), p, tq, lex, n, depth)
 	if err != nil {
 		return nil, false, nil, err
 	}
@@ -98,12 +100,85 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 // so it tells which of those are among the list's candidates (the depth
 // best by BM25 with the ties at the cut, see fullCandidates), which is
 // where the list takes them from.
-func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *plan, tq *textQuery, lex *lexicon, n, depth int) (hits []core.Scored, whole bool, err error) {
+func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks *blockCache, split uint64, p *plan, tq *textQuery, lex *lexicon, n, depth int) (hits []core.Scored, whole bool, err error) {
 	if len(p.clauses) == 0 || n <= 0 {
 		return nil, len(p.clauses) == 0, nil
 	}
-	top := newTopScores(n)
 	cq := newCoverQuery(tq, lex)
+	var r rescored
+	if space := docSpace(snap); space < split {
+		r, err = rescoredIn(ctx, snap, ids, blocks, p, cq, lex, n, depth, 0, 0, nil)
+	} else {
+		// Two halves side by side (see bestByBM25): each keeps its own n
+		// best rescored and the documents that tell the candidates; their
+		// union holds the whole's.
+		var halves [2]rescored
+		var errs [2]error
+		var wg sync.WaitGroup
+		share := newHalfBound()
+		for i, rg := range [2][2]uint64{{0, space / 2}, {space / 2, space}} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				halves[i], errs[i] = rescoredIn(ctx, snap, ids, blocks, p, cq, lex, n, depth, rg[0], rg[1], share.side(i))
+			}()
+		}
+		wg.Wait()
+		err = errors.Join(errs[:]...)
+		r = rescored{cands: append(halves[0].cands, halves[1].cands...), bm25: append(halves[0].bm25, halves[1].bm25...)}
+		r.threshold, r.depthBM25 = math.Inf(-1), math.Inf(-1)
+		if len(r.cands) >= n {
+			r.threshold = nthScore(r.cands, n)
+		}
+		if len(r.bm25) >= depth {
+			r.depthBM25 = nthScore(r.bm25, depth)
+		}
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	t := r.threshold
+	whole = math.IsInf(t, -1) // fewer than n matches: all of them scored
+	best := firstInOrder(keepAbove(r.cands, t), n, ids)
+	if whole && len(best) <= depth {
+		// Every match, fewer than the depth: all are candidates.
+		hits, err := scoredOf(best, ids)
+		return hits, true, err
+	}
+	// Where each of them comes in the candidates' order (BM25, then key):
+	// the documents before one of them all score, by BM25, at least its
+	// BM25 score, which is at least half its rescored score, so they are
+	// all in bm25. The candidates are the depth best and those scoring as
+	// the last of them, at most 2*depth (see ranked).
+	bm25 := keepAbove(r.bm25, max(t/(1+coverageBoost), r.depthBM25))
+	docs := make([]uint64, len(best))
+	for i, b := range best {
+		docs[i] = b.doc
+	}
+	in := inCandidates(bm25, docs, depth, ids.id)
+	kept := best[:0]
+	for i, b := range best {
+		if in[i] {
+			kept = append(kept, b)
+		}
+	}
+	hits, err = scoredOf(kept, ids)
+	return hits, false, err
+}
+
+// rescored is what rescoredIn found: the documents at or above the n-th
+// best rescored score (threshold, -Inf when fewer), and by BM25 those
+// that can outscore one of them and are not below the depth-th best BM25
+// score seen (depthBM25, -Inf when fewer).
+type rescored struct {
+	cands, bm25          []scoredDoc
+	threshold, depthBM25 float64
+}
+
+// rescoredIn is rescoredTop's walk over the documents from from to to (to
+// 0: to the end).
+func rescoredIn(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks *blockCache, p *plan, cq *coverQuery, lex *lexicon, n, depth int, from, to uint64, share *halfSide) (rescored, error) {
+	top := newTopScores(n)
 	var cands, bm25 []scoredDoc
 	keepFrom, keepBM25 := 0, 0
 	// bm25 keeps what tells the candidates (inCandidates): the documents
@@ -113,9 +188,13 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 	// in a sixth of a million names kept hundreds of thousands of them.
 	byBM25 := newTopScores(depth)
 	bm25Cut := func() float64 { return max(top.threshold()/(1+coverageBoost), byBM25.threshold()) }
-	err = walk(ctx, snap, p, lex, top, walkOpts{
-		floor: math.Inf(-1),
-		scale: 1 + coverageBoost,
+	err := walk(ctx, snap, p, lex, top, walkOpts{
+		floor:  math.Inf(-1),
+		scale:  1 + coverageBoost,
+		blocks: blocks,
+		from:   from,
+		to:     to,
+		share:  share,
 		rescore: func(doc uint64, score float64) float64 {
 			return score * (1 + coverageBoost*ids.coverage(doc, cq))
 		},
@@ -137,36 +216,12 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, p *p
 			}
 		},
 	})
-	if err != nil {
-		return nil, false, err
-	}
-	t := top.threshold()
-	whole = math.IsInf(t, -1) // fewer than n matches: all of them scored
-	best := firstInOrder(keepAbove(cands, t), n, ids)
-	if whole && len(best) <= depth {
-		// Every match, fewer than the depth: all are candidates.
-		hits, err := scoredOf(best, ids)
-		return hits, true, err
-	}
-	// Where each of them comes in the candidates' order (BM25, then key):
-	// the documents before one of them all score, by BM25, at least its
-	// BM25 score, which is at least half its rescored score, so they are
-	// all in bm25. The candidates are the depth best and those scoring as
-	// the last of them, at most 2*depth (see ranked).
-	bm25 = keepAbove(bm25, bm25Cut())
-	docs := make([]uint64, len(best))
-	for i, b := range best {
-		docs[i] = b.doc
-	}
-	in := inCandidates(bm25, docs, depth, ids.id)
-	kept := best[:0]
-	for i, b := range best {
-		if in[i] {
-			kept = append(kept, b)
-		}
-	}
-	hits, err = scoredOf(kept, ids)
-	return hits, false, err
+	return rescored{
+		cands:     keepAbove(cands, top.threshold()),
+		bm25:      keepAbove(bm25, bm25Cut()),
+		threshold: top.threshold(),
+		depthBM25: byBM25.threshold(),
+	}, err
 }
 
 // firstInOrder returns the first n of docs in the list's order (score,

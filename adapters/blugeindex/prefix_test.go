@@ -58,11 +58,9 @@ func samePrefix(t *testing.T, x *Index, queries []string, catalogs [][]core.Cata
 								asks = append(asks, []core.Key{list[i].Key})
 							}
 						}
-						var hits []core.Scored
+						shorter := false
 						for _, keys := range asks {
-							var whole bool
-							var places []core.ListPlace
-							hits, whole, places, err = x.RankedPrefix(ctx, q, want, keys)
+							hits, whole, places, err := x.RankedPrefix(ctx, q, want, keys)
 							if err != nil {
 								t.Fatal(err)
 							}
@@ -82,8 +80,9 @@ func samePrefix(t *testing.T, x *Index, queries []string, catalogs [][]core.Cata
 									t.Fatalf("%q %s %v limit %d n %d: %s placed %+v, want %+v (prefix %d)", text, lang, cats, limit, want, k, places[i], wantPlace, len(hits))
 								}
 							}
+							shorter = shorter || len(hits) < min(want, len(list))
 						}
-						if len(hits) < min(want, len(list)) {
+						if shorter {
 							short++
 						}
 						n++
