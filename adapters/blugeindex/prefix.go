@@ -10,19 +10,20 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/blugelabs/bluge"
 	blugesearch "github.com/blugelabs/bluge/search"
 
 	"github.com/climatesearch/climatesearch/core"
 )
 
 // RankedPrefix answers what fusing the list Search(ctx, q) returns needs of
-// it, without ranking all of it (q.Limit is typically the whole match set,
-// up to core.MaxMatchSet, for a hybrid search): hits are the first entries
-// of that list exactly (keys, scores, order), at least the first n when
-// they can be told apart from the rest cheaply; whole says they are the
-// whole list. places holds,
-// for each of keys, its rank and score in the list (Rank 0: not in it),
-// whether among hits or further down.
+// it, without ranking all of it (q.Limit is typically core.MaxMatchSet, the
+// whole match set up to that, for a hybrid search): hits are the first
+// entries of that list exactly (keys, scores, order), at least the first n
+// when they can be told apart from the rest cheaply; whole says they are
+// the whole list. places holds, for each of keys, its rank and score in
+// the list (Rank 0: not in it), whether among hits or further down.
+// matched is how many match, as Count says.
 //
 // The list Search returns is the depth best documents by BM25 (ties at the
 // cut included, see fullCandidates) rescored by name coverage, which at
@@ -32,11 +33,11 @@ import (
 // rescored score among them (placeKeys), which gives the first n entries
 // too when the keys lie that deep; otherwise a second walk finds the n
 // best rescored (rescoredTop).
-func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys []core.Key) (hits []core.Scored, whole bool, places []core.ListPlace, err error) {
+func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys []core.Key) (hits []core.Scored, whole bool, places []core.ListPlace, matched int, err error) {
 	text := core.CleanText(q.Text)
 	places = make([]core.ListPlace, len(keys))
 	if text == "" {
-		return nil, true, places, nil
+		return nil, true, places, 0, nil
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -45,33 +46,73 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if x.writer == nil {
-		return nil, false, nil, ErrClosed
+		return nil, false, nil, 0, ErrClosed
 	}
 	reader := x.reader
 	lex := x.lex
 	tq := analyzeQuery(text, lex)
 	p := planQuery(tq, lex, text, q.Lang, q.Catalogs)
+	snap, err := snapshotOf(ctx, reader)
+	if err != nil {
+		return nil, false, nil, 0, err
+	}
+	// The match set is counted first in a small index (microseconds), and
+	// the list asked for is then no longer than the set, so the depth and
+	// the work are the set's; in a large one it is counted beside the
+	// ranking, on the other core, since the list is the same either way:
+	// a smaller set only makes it shorter.
+	var counted chan countResult
+	if docSpace(snap) < x.splitFrom() {
+		if matched, err = countMatches(ctx, reader, p); err != nil {
+			return nil, false, nil, 0, err
+		}
+		limit = min(limit, max(matched, 1))
+	} else {
+		counted = make(chan countResult, 1)
+		go func() {
+			n, err := countMatches(ctx, reader, p)
+			counted <- countResult{n, err}
+		}()
+	}
+	hits, whole, err = x.prefix(ctx, snap, reader, lex, tq, p, n, limit, keys, places)
+	if counted != nil {
+		c := <-counted
+		if err = errors.Join(err, c.err); err == nil {
+			matched = c.n
+			whole = whole || len(hits) >= min(matched, limit)
+		}
+	}
+	if err != nil {
+		return nil, false, nil, 0, err
+	}
+	return hits, whole, places, matched, nil
+}
+
+// countResult is a count of matches, or why it failed.
+type countResult struct {
+	n   int
+	err error
+}
+
+// prefix is RankedPrefix's ranking, of a list of at most limit entries.
+func (x *Index) prefix(ctx context.Context, snap blugesearch.Reader, reader *bluge.Reader, lex *lexicon, tq *textQuery, p *plan, n, limit int, keys []core.Key, places []core.ListPlace) (hits []core.Scored, whole bool, err error) {
 	depth := max(limit, rerankDepth) // as search asks topK
-	wholeList := func() ([]core.Scored, bool, []core.ListPlace, error) {
+	wholeList := func() ([]core.Scored, bool, error) {
 		hits, err := x.blockTopK(ctx, reader, p, lex, depth)
 		if err != nil {
-			return nil, false, nil, err
+			return nil, false, err
 		}
 		rerank(hits, tq, lex)
 		hits = hits[:min(len(hits), limit)]
 		placeIn(hits, keys, places)
-		return hits, true, places, nil
+		return hits, true, nil
 	}
 	if max(n, rerankDepth) >= depth {
 		return wholeList()
 	}
-	snap, err := snapshotOf(ctx, reader)
-	if err != nil {
-		return nil, false, nil, err
-	}
 	ids, ok, err := x.ids.of(snap, lex)
 	if err != nil {
-		return nil, false, nil, err
+		return nil, false, err
 	}
 	if !ok { // not bluge's own snapshot: the whole list
 		return wholeList()
@@ -79,13 +120,9 @@ func (x *Index) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys 
 	n = min(n, limit)
 	hits, whole, enough, err := placeKeys(ctx, snap, ids, &x.blocks, x.splitFrom(), p, tq, lex, n, limit, depth, keys, places)
 	if err != nil || enough {
-		return hits, whole, places, err
+		return hits, whole, err
 	}
-	hits, whole, err = rescoredTop(ctx, snap, ids, &x.blocks, x.splitFrom(), p, tq, lex, n, depth)
-	if err != nil {
-		return nil, false, nil, err
-	}
-	return hits, whole, places, nil
+	return rescoredTop(ctx, snap, ids, &x.blocks, x.splitFrom(), p, tq, lex, n, depth)
 }
 
 // rescoredTop returns the first entries of the list search returns with

@@ -60,9 +60,12 @@ func samePrefix(t *testing.T, x *Index, queries []string, catalogs [][]core.Cata
 						}
 						shorter := false
 						for _, keys := range asks {
-							hits, whole, places, err := x.RankedPrefix(ctx, q, want, keys)
+							hits, whole, places, matched, err := x.RankedPrefix(ctx, q, want, keys)
 							if err != nil {
 								t.Fatal(err)
+							}
+							if count, err := x.Count(ctx, q); err != nil || matched != count {
+								t.Fatalf("%q %s %v: %d matched, Count says %d (%v)", text, lang, cats, matched, count, err)
 							}
 							if len(hits) > len(list) || !slices.Equal(hits, list[:len(hits)]) {
 								t.Fatalf("%q %s %v limit %d n %d keys %v: the prefix is not the list's start: %s", text, lang, cats, limit, want, keys, firstDifference(hits, list))

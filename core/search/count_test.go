@@ -13,7 +13,14 @@ import (
 // brokenIndex is the text index with its count or its ranking failing.
 type brokenIndex struct {
 	*blugeindex.Index
-	count, search error
+	count, search, prefix error
+}
+
+func (b brokenIndex) RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys []core.Key) ([]core.Scored, bool, []core.ListPlace, int, error) {
+	if b.prefix != nil {
+		return nil, false, nil, 0, b.prefix
+	}
+	return b.Index.RankedPrefix(ctx, q, n, keys)
 }
 
 func (b brokenIndex) Count(ctx context.Context, q core.TextQuery) (int, error) {
@@ -66,5 +73,25 @@ func TestPageTotalFromTheCountBesideTheRanking(t *testing.T) {
 	_, err = svc(brokenIndex{Index: e.ix, search: errors.New("ranking failed")}).Search(ctx, page)
 	if core.KindOf(err) != core.KindUnavailable {
 		t.Fatalf("the ranking failing: %v, want unavailable", err)
+	}
+}
+
+// A hybrid search fails as unavailable when the index fails to give the
+// top of its full-text list (and the match set's count with it).
+func TestHybridFailsWithTheList(t *testing.T) {
+	ctx := context.Background()
+	e := newCatalogEnv(t)
+	e.put(t, realResources(t), true)
+	svc := func(ix brokenIndex) *search.Service {
+		return search.New(search.Config{}, e.st, ix, core.NewVisibility(), e.vec, nil)
+	}
+	req := core.SearchRequest{Query: "betong", Lang: core.Swedish, Limit: 5, Vector: true}
+	if resp, err := svc(brokenIndex{Index: e.ix}).Search(ctx, req); err != nil || len(resp.Results) != 5 {
+		t.Fatalf("%d results (%v), want 5", len(resp.Results), err)
+	}
+	failing := errors.New("list failed")
+	_, err := svc(brokenIndex{Index: e.ix, prefix: failing}).Search(ctx, req)
+	if core.KindOf(err) != core.KindUnavailable || !errors.Is(err, failing) {
+		t.Fatalf("hybrid with the list failing: %v, want unavailable", err)
 	}
 }

@@ -11,10 +11,12 @@ import (
 // top of its ranked list instead of all of it. RankedPrefix returns the
 // first entries of the list Search(ctx, q) would return, exactly (at least
 // n of them when they can be told apart from the rest cheaply; whole when
-// they are all of it), and for each of keys its rank and score in that
-// list, among those entries or further down (Rank 0: not in the list).
+// they are all of it), for each of keys its rank and score in that list,
+// among those entries or further down (Rank 0: not in the list), and how
+// many match (as Count says; the index counts beside the ranking where
+// that pays).
 type prefixRanker interface {
-	RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys []core.Key) (hits []core.Scored, whole bool, places []core.ListPlace, err error)
+	RankedPrefix(ctx context.Context, q core.TextQuery, n int, keys []core.Key) (hits []core.Scored, whole bool, places []core.ListPlace, matched int, err error)
 }
 
 // topOfLists answers a hybrid search without filters, facets or sort from
@@ -35,22 +37,20 @@ type prefixRanker interface {
 // more, up to the whole list. done is false when even that does not decide
 // it, and the caller then takes the whole way (resp is left unchanged).
 func (s *Service) topOfLists(ctx context.Context, pr prefixRanker, req core.SearchRequest, tq core.TextQuery, vec []core.Scored, need int, resp *core.SearchResponse) (kept []*candidate, floored, total int, done bool, err error) {
-	matched, err := s.text.Count(ctx, tq)
-	if err != nil {
-		return nil, 0, 0, false, core.Unavailablef(err, "full-text index failed")
-	}
-	tq.Limit = max(tq.Limit, min(matched, core.MaxMatchSet))
-	listLen := min(matched, tq.Limit)
+	// The list is the whole match set up to core.MaxMatchSet; the index
+	// says how long the set is.
+	tq.Limit = max(tq.Limit, core.MaxMatchSet)
 	keys := make([]core.Key, len(vec))
 	for i, v := range vec {
 		keys[i] = v.Key
 	}
 	w := s.cfg.VectorWeight
 	for n := need + len(vec); ; n *= 4 {
-		hits, whole, places, err := pr.RankedPrefix(ctx, tq, n, keys)
+		hits, whole, places, matched, err := pr.RankedPrefix(ctx, tq, n, keys)
 		if err != nil {
 			return nil, 0, 0, false, core.Unavailablef(err, "full-text index failed")
 		}
+		listLen := min(matched, tq.Limit)
 		// The candidates whose fused score is known: the prefix and the
 		// vector hits (with their full-text rank, deep as it may be),
 		// fused as fuse does.
