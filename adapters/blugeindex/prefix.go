@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/blugelabs/bluge"
 	blugesearch "github.com/blugelabs/bluge/search"
@@ -150,18 +149,10 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, bloc
 		// best rescored and the documents that tell the candidates; their
 		// union holds the whole's.
 		var halves [2]rescored
-		var errs [2]error
-		var wg sync.WaitGroup
-		share := newHalfBound()
-		for i, rg := range [2][2]uint64{{0, space / 2}, {space / 2, space}} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				halves[i], errs[i] = rescoredIn(ctx, snap, ids, blocks, p, cq, lex, n, depth, rg[0], rg[1], share.side(i))
-			}()
-		}
-		wg.Wait()
-		err = errors.Join(errs[:]...)
+		err = inHalves(space, func(i int, from, to uint64, share *halfSide) (err error) {
+			halves[i], err = rescoredIn(ctx, snap, ids, blocks, p, cq, lex, n, depth, from, to, share)
+			return err
+		})
 		r = rescored{cands: append(halves[0].cands, halves[1].cands...), bm25: append(halves[0].bm25, halves[1].bm25...)}
 		r.threshold, r.depthBM25 = math.Inf(-1), math.Inf(-1)
 		if len(r.cands) >= n {

@@ -84,6 +84,24 @@ func bestByBM25(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexi
 		return candidatesIn(ctx, snap, p, lex, depth, blocks, floor, 0, 0, nil)
 	}
 	var halves [2][]scoredDoc
+	err = inHalves(n, func(i int, from, to uint64, share *halfSide) (err error) {
+		halves[i], _, err = candidatesIn(ctx, snap, p, lex, depth, blocks, floor, from, to, share)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	docs = append(halves[0], halves[1]...)
+	if len(docs) < depth {
+		return docs, math.Inf(-1), nil
+	}
+	last = nthScore(docs, depth)
+	return keepAbove(docs, last), last, nil
+}
+
+// inHalves runs walk on the two halves of n document numbers side by side,
+// one goroutine each, the two sharing a halfBound, and joins their errors.
+func inHalves(n uint64, walk func(half int, from, to uint64, share *halfSide) error) error {
 	var errs [2]error
 	var wg sync.WaitGroup
 	share := newHalfBound()
@@ -94,19 +112,11 @@ func bestByBM25(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexi
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			halves[i], _, errs[i] = candidatesIn(ctx, snap, p, lex, depth, blocks, floor, r[0], r[1], share.side(i))
+			errs[i] = walk(i, r[0], r[1], share.side(i))
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs[:]...); err != nil {
-		return nil, 0, err
-	}
-	docs = append(halves[0], halves[1]...)
-	if len(docs) < depth {
-		return docs, math.Inf(-1), nil
-	}
-	last = nthScore(docs, depth)
-	return keepAbove(docs, last), last, nil
+	return errors.Join(errs[:]...)
 }
 
 // halfBound is what the walks of two halves of an index tell each other:
