@@ -611,7 +611,9 @@ type topScores struct {
 	h []float64
 }
 
-func newTopScores(n int) *topScores { return &topScores{n: n, h: make([]float64, 0, n)} }
+// newTopScores keeps the n best scores; its heap grows as scores come (a
+// hybrid search asks for 10,000 of a set that may hold a handful).
+func newTopScores(n int) *topScores { return &topScores{n: n, h: make([]float64, 0, min(n, 256))} }
 
 // threshold is the n-th best score seen, -Inf while fewer were seen.
 func (t *topScores) threshold() float64 {
