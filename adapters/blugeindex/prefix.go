@@ -153,14 +153,9 @@ func rescoredTop(ctx context.Context, snap blugesearch.Reader, ids *docIDs, bloc
 			halves[i], err = rescoredIn(ctx, snap, ids, blocks, p, cq, lex, n, depth, from, to, share)
 			return err
 		})
-		r = rescored{cands: append(halves[0].cands, halves[1].cands...), bm25: append(halves[0].bm25, halves[1].bm25...)}
-		r.threshold, r.depthBM25 = math.Inf(-1), math.Inf(-1)
-		if len(r.cands) >= n {
-			r.threshold = nthScore(r.cands, n)
-		}
-		if len(r.bm25) >= depth {
-			r.depthBM25 = nthScore(r.bm25, depth)
-		}
+		r.cands = append(halves[0].cands, halves[1].cands...)
+		r.bm25 = append(halves[0].bm25, halves[1].bm25...)
+		r.threshold, r.depthBM25 = nthBest(r.cands, n), nthBest(r.bm25, depth)
 	}
 	if err != nil {
 		return nil, false, err
@@ -351,6 +346,15 @@ func inCandidates(bm25 []scoredDoc, docs []uint64, depth int, id func(uint64) st
 		in[t.i] = above+before < 2*depth
 	}
 	return in
+}
+
+// nthBest is the n-th best score of docs, -Inf when they are fewer: the
+// threshold a topScores of n would have after seeing them.
+func nthBest(docs []scoredDoc, n int) float64 {
+	if len(docs) < n {
+		return math.Inf(-1)
+	}
+	return nthScore(docs, n)
 }
 
 // nthScore returns the n-th best score of docs (1-based, n <= len(docs)).

@@ -92,10 +92,7 @@ func bestByBM25(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexi
 		return nil, 0, err
 	}
 	docs = append(halves[0], halves[1]...)
-	if len(docs) < depth {
-		return docs, math.Inf(-1), nil
-	}
-	last = nthScore(docs, depth)
+	last = nthBest(docs, depth)
 	return keepAbove(docs, last), last, nil
 }
 
