@@ -3,6 +3,7 @@ package blugeindex
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -480,6 +481,9 @@ type blockList struct {
 	segs   []blockSegment
 	pieces []*piece
 	scorer blugesearch.Scorer
+	// scores are the scorer's scores of each segment's pairs
+	// (scoreTables), nil for a segment whose list has too many.
+	scores [][]float64
 	si, i  int // current segment and posting in its piece
 	// The shallow position for bounds: a segment and a block at or after
 	// the cursor's.
@@ -489,8 +493,8 @@ type blockList struct {
 	memoBound float64
 }
 
-func newBlockList(segs []blockSegment, pieces []*piece, scorer blugesearch.Scorer) *blockList {
-	l := &blockList{segs: segs, pieces: pieces, scorer: scorer, si: 0, i: -1}
+func newBlockList(segs []blockSegment, pieces []*piece, scorer blugesearch.Scorer, scores [][]float64) *blockList {
+	l := &blockList{segs: segs, pieces: pieces, scorer: scorer, scores: scores, si: 0, i: -1}
 	l.memo = impact{dl: math.MaxUint32}
 	l.memoBound = scoreBound(scorer, l.memo)
 	return l
@@ -499,15 +503,111 @@ func newBlockList(segs []blockSegment, pieces []*piece, scorer blugesearch.Score
 // ub bounds every score of the list: the best of its pairs.
 func (l *blockList) ub() float64 {
 	best := 0.0
-	for _, p := range l.pieces {
+	for si, p := range l.pieces {
 		if p == nil {
 			continue
 		}
 		for _, c := range p.present {
-			best = max(best, scoreBound(l.scorer, p.pairs[c]))
+			if tbl := l.scores[si]; tbl != nil {
+				best = max(best, tbl[c]*boundSlack) // as scoreBound
+			} else {
+				best = max(best, scoreBound(l.scorer, p.pairs[c]))
+			}
 		}
 	}
 	return best
+}
+
+// postings returns how many postings the list's pieces hold, deleted
+// documents' too.
+func (l *blockList) postings() uint64 {
+	n := 0
+	for _, p := range l.pieces {
+		if p != nil {
+			n += len(p.docs)
+		}
+	}
+	return uint64(n)
+}
+
+// addTo adds the scores of the list's live postings of the documents from
+// from to to into score (by document, from from on) and marks them in
+// held: accumulation (accumulate.go) reads the arrays straight, not a
+// posting at a time through a cursor.
+func (l *blockList) addTo(score []float64, held []uint64, from, to uint64) {
+	for si, p := range l.pieces {
+		if p == nil || len(p.docs) == 0 {
+			continue
+		}
+		off := l.segs[si].offset
+		k := 0
+		if from > off {
+			if from-off > math.MaxUint32 {
+				continue
+			}
+			k = seek(p.docs, 0, uint32(from-off))
+		}
+		tbl, deleted := l.scores[si], l.segs[si].deleted
+		for ; k < len(p.docs); k++ {
+			doc := off + uint64(p.docs[k])
+			if doc >= to {
+				break
+			}
+			if deleted != nil && deleted.Contains(p.docs[k]) {
+				continue
+			}
+			var s float64
+			if tbl != nil {
+				s = tbl[p.codes[k]]
+			} else {
+				im := p.pairs[p.codes[k]]
+				s = l.scorer.Score(int(im.freq), float64(math.Float32frombits(im.dl)))
+			}
+			i := doc - from
+			score[i] += s
+			held[i>>6] |= 1 << (i & 63)
+		}
+	}
+}
+
+// maxScoreTable is the most pairs a segment's list may have for
+// scoreTables to tabulate them (most have tens to hundreds).
+const maxScoreTable = 4096
+
+// scoreTables returns, per segment, the scorer's score of each (frequency,
+// length) pair of a list's pieces (shared by its tiers), nil for a segment
+// without the list or with more than maxScoreTable pairs: a walk scores a
+// posting by one load instead of the scorer's two divisions, with the same
+// result, since the scorer computed it.
+func scoreTables(tiers [numTiers][]*piece, scorer blugesearch.Scorer) [][]float64 {
+	segs := len(tiers[0])
+	pairsOf := make([][]impact, segs)
+	total := 0
+	for si := range segs {
+		for t := range tiers {
+			if p := tiers[t][si]; p != nil {
+				if len(p.pairs) <= maxScoreTable {
+					pairsOf[si] = p.pairs
+					total += len(p.pairs)
+				}
+				break
+			}
+		}
+	}
+	all := make([]float64, total)
+	out := make([][]float64, segs)
+	for si, pairs := range pairsOf {
+		if pairs == nil {
+			continue
+		}
+		tbl := all[:len(pairs):len(pairs)]
+		all = all[len(pairs):]
+		for c, im := range pairs {
+			tbl[c] = scorer.Score(int(im.freq), float64(math.Float32frombits(im.dl)))
+		}
+		out[si] = tbl
+	}
+	return out
 }
 
 // settle moves from the current position to the first live posting at or
@@ -551,8 +651,7 @@ func (l *blockList) advance(c *cursor, doc uint64) {
 			if local > math.MaxUint32 {
 				l.i = len(p.docs)
 			} else {
-				from := max(l.i, 0)
-				l.i = from + sort.Search(len(p.docs)-from, func(k int) bool { return uint64(p.docs[from+k]) >= local })
+				l.i = seek(p.docs, max(l.i, 0), uint32(local))
 			}
 		}
 	}
@@ -568,9 +667,31 @@ func (l *blockList) set(c *cursor) {
 		return
 	}
 	p := l.pieces[l.si]
-	im := p.pairs[p.codes[l.i]]
+	code := p.codes[l.i]
 	c.doc = l.segs[l.si].offset + uint64(p.docs[l.i])
-	c.freq, c.norm = int(im.freq), float64(math.Float32frombits(im.dl))
+	if tbl := l.scores[l.si]; tbl != nil {
+		c.known = tbl[code]
+		return
+	}
+	im := p.pairs[code]
+	c.freq, c.norm, c.known = int(im.freq), float64(math.Float32frombits(im.dl)), -1
+}
+
+// seek returns the first index at or after from where the sorted a holds
+// x or more (len(a) when none). It gallops from from before it halves:
+// a walk's cursors mostly move a few postings or blocks at a time.
+func seek(a []uint32, from int, x uint32) int {
+	if from >= len(a) || a[from] >= x {
+		return from
+	}
+	lo, step := from, 1 // a[lo] < x
+	for lo+step < len(a) && a[lo+step] < x {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step, len(a)) // a[hi] >= x, or the end
+	i, _ := slices.BinarySearch(a[lo+1:hi], x)
+	return lo + 1 + i
 }
 
 // blockAt returns a bound of the list's scores of the documents from doc
@@ -588,8 +709,7 @@ func (l *blockList) blockAt(doc uint64) (float64, uint64) {
 			if doc > off {
 				local := doc - off
 				if l.bb < len(p.last) && uint64(p.last[l.bb]) < local {
-					from := l.bb
-					l.bb = from + sort.Search(len(p.last)-from, func(k int) bool { return uint64(p.last[from+k]) >= local })
+					l.bb = seek(p.last, l.bb, uint32(min(local, math.MaxUint32)))
 				}
 			}
 			if l.bb < len(p.last) {

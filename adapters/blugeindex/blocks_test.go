@@ -2,6 +2,7 @@ package blugeindex
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -55,4 +56,29 @@ func TestBlockCacheUnderConcurrentSearches(t *testing.T) {
 		t.Fatalf("cache holds %d bytes in %d pieces (budget 256 KiB)", st.Bytes, st.Pieces)
 	}
 	t.Logf("cache: %+v", st)
+}
+
+// TestSeek checks the galloping search against a scan from every start, for
+// targets before, on, between and past the values.
+func TestSeek(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for _, n := range []int{0, 1, 2, 3, 7, 64, 300} {
+		a := make([]uint32, 0, n)
+		v := uint32(0)
+		for range n {
+			v += 1 + uint32(rng.IntN(5))
+			a = append(a, v)
+		}
+		for from := 0; from <= n; from++ {
+			for x := uint32(0); x <= v+2; x++ {
+				want := from
+				for want < n && a[want] < x {
+					want++
+				}
+				if got := seek(a, from, x); got != want {
+					t.Fatalf("seek(%d values, from %d, %d) = %d, want %d", n, from, x, got, want)
+				}
+			}
+		}
+	}
 }

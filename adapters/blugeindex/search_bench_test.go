@@ -3,6 +3,7 @@ package blugeindex
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -84,6 +85,38 @@ func BenchmarkScaleSearch(b *testing.B) {
 			ks = append(ks, core.Key{Catalog: core.National, ID: fmt.Sprint(synth.FirstID + 7919*i)})
 		}
 		vecs[text] = ks
+	}
+	// With SCALE_PER_QUERY=1, what each query's lists hold: the postings
+	// accumulation would read (lists outside the block cache counted at
+	// its minimum) and the documents matching.
+	if os.Getenv("SCALE_PER_QUERY") != "" {
+		for _, text := range scaleQueries {
+			err := x.withPlan(core.TextQuery{Text: text, Lang: core.Swedish}, func(r *bluge.Reader, p *plan, lex *lexicon) error {
+				snap, err := snapshotOf(ctx, r)
+				if err != nil {
+					return err
+				}
+				cs, err := openCursors(snap, p, lex, &x.blocks)
+				defer closeCursors(cs)
+				if err != nil {
+					return err
+				}
+				postings, short := uint64(0), 0
+				for _, c := range cs {
+					if c.bl == nil {
+						short++
+					} else {
+						postings += c.bl.postings()
+					}
+				}
+				n, err := countMatches(ctx, r, p)
+				fmt.Fprintf(os.Stderr, "scale: %q: %d clauses, %d cursors (%d short), %d postings in the cache, %d matches\n", text, len(p.clauses), len(cs), short, postings, n)
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 	// The first RankedPrefix reads the ids of every segment (keycache.go).
 	start := time.Now()
@@ -170,6 +203,11 @@ func BenchmarkScaleSearch(b *testing.B) {
 				return hybridPrefix(q, vecs)
 			}},
 			{"hybrid-prefix", hybridPrefix},
+			{"hybrid-prefix-walk", func(q core.TextQuery, vecs []core.Key) error {
+				accumulation = accumulateNever
+				defer func() { accumulation = accumulateWhenCheaper }()
+				return hybridPrefix(q, vecs)
+			}},
 			{"hybrid-prefix-unshared", func(q core.TextQuery, vecs []core.Key) error {
 				halfBoundOff = true
 				defer func() { halfBoundOff = false }()
@@ -181,6 +219,31 @@ func BenchmarkScaleSearch(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("round%d/%s", round, v.name), func(b *testing.B) {
 				timeQueries(b, func(q core.TextQuery) error { return v.run(q, vecs[q.Text]) })
+			})
+		}
+		// The deep list alone (core.MaxMatchSet best by BM25, as placeKeys
+		// walks when a vector hit lies deep), by the walk and by
+		// accumulation, and as chosen.
+		for _, v := range []struct {
+			name string
+			mode int
+		}{{"deep-walk", accumulateNever}, {"deep-acc", accumulateAlways}, {"deep-auto", accumulateWhenCheaper}} {
+			if skip(v.name) {
+				continue
+			}
+			b.Run(fmt.Sprintf("round%d/%s", round, v.name), func(b *testing.B) {
+				accumulation = v.mode
+				defer func() { accumulation = accumulateWhenCheaper }()
+				timeQueries(b, func(q core.TextQuery) error {
+					return x.withPlan(q, func(r *bluge.Reader, p *plan, lex *lexicon) error {
+						snap, err := snapshotOf(ctx, r)
+						if err != nil {
+							return err
+						}
+						_, _, err = bestByBM25(ctx, snap, p, lex, core.MaxMatchSet, &x.blocks, math.Inf(-1), x.splitFrom())
+						return err
+					})
+				})
 			})
 		}
 		// A full-text page as core/search asks for it: Search (limit 20)
@@ -233,7 +296,19 @@ func timeQueries(b *testing.B, run func(q core.TextQuery) error) {
 		took = append(took, time.Since(start))
 		i++
 	}
-	reportPercentiles(b, took)
+	if os.Getenv("SCALE_PER_QUERY") != "" && len(took) >= len(scaleQueries) {
+		line := b.Name() + " medians (ms):"
+		for qi, text := range scaleQueries {
+			var own []time.Duration
+			for j := qi; j < len(took); j += len(scaleQueries) {
+				own = append(own, took[j])
+			}
+			slices.Sort(own)
+			line += fmt.Sprintf(" %s %.2f", text, float64(own[len(own)/2])/1e6)
+		}
+		fmt.Fprintln(os.Stderr, "scale:", line)
+	}
+	reportPercentiles(b, took) // sorts took
 }
 
 // reportPercentiles reports the median and 99th percentile of the times.

@@ -81,11 +81,11 @@ func topKWith(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, 
 func bestByBM25(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, depth int, blocks *blockCache, floor float64, split uint64) (docs []scoredDoc, last float64, err error) {
 	n := docSpace(snap)
 	if n < split {
-		return candidatesIn(ctx, snap, p, lex, depth, blocks, floor, 0, 0, nil)
+		return candidatesIn(ctx, snap, p, lex, depth, blocks, floor, 0, n, n, nil)
 	}
 	var halves [2][]scoredDoc
 	err = inHalves(n, func(i int, from, to uint64, share *halfSide) (err error) {
-		halves[i], _, err = candidatesIn(ctx, snap, p, lex, depth, blocks, floor, from, to, share)
+		halves[i], _, err = candidatesIn(ctx, snap, p, lex, depth, blocks, floor, from, to, n, share)
 		return err
 	})
 	if err != nil {
@@ -181,8 +181,12 @@ func docSpace(snap blugesearch.Reader) uint64 {
 }
 
 // candidatesIn is bestByBM25 over the documents from from to to (to 0: to
-// the end), in one walk.
-func candidatesIn(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, depth int, blocks *blockCache, floor float64, from, to uint64, share *halfSide) ([]scoredDoc, float64, error) {
+// the end) of the snapshot's space, by accumulation when the list is deep
+// and its postings few enough (accumulate.go), else in one walk.
+func candidatesIn(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lexicon, depth int, blocks *blockCache, floor float64, from, to, space uint64, share *halfSide) ([]scoredDoc, float64, error) {
+	if docs, last, ok, err := accumulated(ctx, snap, p, lex, blocks, depth, floor, from, to, space); err != nil || ok {
+		return docs, last, err
+	}
 	// The candidates are the depth best and the documents scoring as the
 	// last of them (ranked): every document at or above the depth-th best
 	// score, which the heap's threshold rises to. (fullCandidates fetches
@@ -455,8 +459,9 @@ func openCursors(snap blugesearch.Reader, p *plan, lex *lexicon, blocks *blockCa
 				return cs, err
 			}
 			if ok {
+				scores := scoreTables(tiers, scorer)
 				for _, pieces := range tiers {
-					c := &cursor{clause: i, scorer: scorer, bl: newBlockList(segs, pieces, scorer)}
+					c := &cursor{clause: i, scorer: scorer, bl: newBlockList(segs, pieces, scorer, scores)}
 					if c.ub = min(cl.boost, c.bl.ub()); c.ub <= 0 {
 						continue // an empty tier
 					}
@@ -513,6 +518,7 @@ type cursor struct {
 	doc    uint64  // current document, noDoc when done
 	freq   int
 	norm   float64
+	known  float64 // the score of doc when already known, else -1
 }
 
 func (c *cursor) next() error {
@@ -554,13 +560,18 @@ func (c *cursor) set(pst segment.Posting, err error) error {
 		return nil
 	}
 	// The posting is reused by the next call: copy what scoring needs.
-	c.doc, c.freq, c.norm = pst.Number(), pst.Frequency(), pst.Norm()
+	c.doc, c.freq, c.norm, c.known = pst.Number(), pst.Frequency(), pst.Norm(), -1
 	return nil
 }
 
 // score is the clause's BM25 score of the current document, by the same
 // scorer bluge's term searcher uses.
-func (c *cursor) score() float64 { return c.scorer.Score(c.freq, c.norm) }
+func (c *cursor) score() float64 {
+	if c.known >= 0 {
+		return c.known
+	}
+	return c.scorer.Score(c.freq, c.norm)
+}
 
 // part is one clause's score of a document.
 type part struct {

@@ -101,7 +101,7 @@ func samePrunedAndFull(t *testing.T, x *Index, queries []string, catalogs [][]co
 		}
 		for _, lang := range []core.Lang{core.Swedish, core.English} {
 			for _, cats := range catalogs {
-				for _, limit := range []int{1, 10, 20, 50, 100} {
+				for _, limit := range []int{1, 10, 20, 50, 100, accumulateMinDepth} {
 					q := core.TextQuery{Text: text, Lang: lang, Catalogs: cats, Limit: limit}
 					want, err := x.search(ctx, q, fullCandidates)
 					if err != nil {
