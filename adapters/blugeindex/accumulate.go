@@ -72,14 +72,10 @@ func accumulated(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lex
 	}
 	// The postings in range, estimated: a list outside the block cache is
 	// shorter than its minimum (blockMinLen unless a test set another).
-	minLen := blocks.minLen
-	if minLen == 0 {
-		minLen = blockMinLen
-	}
 	postings := uint64(0)
 	for _, c := range cs {
 		if c.bl == nil {
-			postings += uint64(minLen)
+			postings += uint64(blocks.minLength())
 		} else {
 			postings += c.bl.postings()
 		}
@@ -139,7 +135,7 @@ func accumulated(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lex
 	// the depth best so far (as walk's heap); each score read is cleared
 	// for the next accumulation.
 	top := newTopScores(depth)
-	keepFrom := 0
+	kept := pruned{least: 2 * depth}
 	for w := range a.held[:words] {
 		for word := a.held[w]; word != 0; word &= word - 1 {
 			i := uint64(w)*64 + uint64(bits.TrailingZeros64(word))
@@ -156,15 +152,10 @@ func accumulated(ctx context.Context, snap blugesearch.Reader, p *plan, lex *lex
 				continue
 			}
 			top.add(score)
-			docs = append(docs, scoredDoc{from + i, score})
-			if len(docs) >= 2*max(keepFrom, 2*depth) {
-				docs = keepAbove(docs, top.threshold())
-				keepFrom = len(docs)
-			}
+			kept.add(scoredDoc{from + i, score}, top.threshold())
 		}
 		a.held[w] = 0
 	}
-	docs = keepAbove(docs, top.threshold())
 	clean = true
-	return docs, top.threshold(), true, nil
+	return keepAbove(kept.docs, top.threshold()), top.threshold(), true, nil
 }

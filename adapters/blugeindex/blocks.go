@@ -207,11 +207,16 @@ func (bc *blockCache) list(segs []blockSegment, field, term string, rank func(im
 	return tiers, true, nil
 }
 
-func (bc *blockCache) segPostings(segs []blockSegment, field, term string, rank func(impact) float64) ([]*segPostings, error) {
-	minLen := bc.minLen
-	if minLen == 0 {
-		minLen = blockMinLen
+// minLength is the least length of a list the cache keeps.
+func (bc *blockCache) minLength() int {
+	if bc.minLen == 0 {
+		return blockMinLen
 	}
+	return bc.minLen
+}
+
+func (bc *blockCache) segPostings(segs []blockSegment, field, term string, rank func(impact) float64) ([]*segPostings, error) {
+	minLen := bc.minLength()
 	maxBytes := bc.maxBytes
 	if maxBytes == 0 {
 		maxBytes = blockMaxBytes
@@ -465,6 +470,12 @@ func buildPiece(pl segment.PostingsList, rank func(impact) float64) (*segPosting
 	return sp, nil
 }
 
+// pairScore is the scorer's score of a posting with im's frequency and
+// length, as a cursor on bluge's postings computes it.
+func pairScore(s blugesearch.Scorer, im impact) float64 {
+	return s.Score(int(im.freq), float64(math.Float32frombits(im.dl)))
+}
+
 // boundSlack lifts a bound computed by the scorer above any score of the
 // pairs it bounds, whatever the rounding of the two computations.
 const boundSlack = 1 + 1e-9
@@ -472,7 +483,7 @@ const boundSlack = 1 + 1e-9
 // scoreBound is the most a posting with at most freq and at least dl
 // scores.
 func scoreBound(s blugesearch.Scorer, im impact) float64 {
-	return s.Score(int(im.freq), float64(math.Float32frombits(im.dl))) * boundSlack
+	return pairScore(s, im) * boundSlack
 }
 
 // blockList reads a term's pieces across the snapshot's segments, in
@@ -508,14 +519,19 @@ func (l *blockList) ub() float64 {
 			continue
 		}
 		for _, c := range p.present {
-			if tbl := l.scores[si]; tbl != nil {
-				best = max(best, tbl[c]*boundSlack) // as scoreBound
-			} else {
-				best = max(best, scoreBound(l.scorer, p.pairs[c]))
-			}
+			best = max(best, l.scoreOf(si, c)*boundSlack) // as scoreBound
 		}
 	}
 	return best
+}
+
+// scoreOf is the score of the pair code of segment si's piece: from the
+// segment's table when it has one.
+func (l *blockList) scoreOf(si int, code uint16) float64 {
+	if tbl := l.scores[si]; tbl != nil {
+		return tbl[code]
+	}
+	return pairScore(l.scorer, l.pieces[si].pairs[code])
 }
 
 // postings returns how many postings the list's pieces hold, deleted
@@ -547,6 +563,8 @@ func (l *blockList) addTo(score []float64, held []uint64, from, to uint64) {
 			}
 			k = seek(p.docs, 0, uint32(from-off))
 		}
+		// The table's lookup stays in this loop, not behind scoreOf: this
+		// is the hottest loop of a deep list, and scoreOf is not inlined.
 		tbl, deleted := l.scores[si], l.segs[si].deleted
 		for ; k < len(p.docs); k++ {
 			doc := off + uint64(p.docs[k])
@@ -560,8 +578,7 @@ func (l *blockList) addTo(score []float64, held []uint64, from, to uint64) {
 			if tbl != nil {
 				s = tbl[p.codes[k]]
 			} else {
-				im := p.pairs[p.codes[k]]
-				s = l.scorer.Score(int(im.freq), float64(math.Float32frombits(im.dl)))
+				s = pairScore(l.scorer, p.pairs[p.codes[k]])
 			}
 			i := doc - from
 			score[i] += s
@@ -603,7 +620,7 @@ func scoreTables(tiers [numTiers][]*piece, scorer blugesearch.Scorer) [][]float6
 		tbl := all[:len(pairs):len(pairs)]
 		all = all[len(pairs):]
 		for c, im := range pairs {
-			tbl[c] = scorer.Score(int(im.freq), float64(math.Float32frombits(im.dl)))
+			tbl[c] = pairScore(scorer, im)
 		}
 		out[si] = tbl
 	}

@@ -202,8 +202,7 @@ type rescored struct {
 // 0: to the end).
 func rescoredIn(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks *blockCache, p *plan, cq *coverQuery, lex *lexicon, n, depth int, from, to uint64, share *halfSide) (rescored, error) {
 	top := newTopScores(n)
-	var cands, bm25 []scoredDoc
-	keepFrom, keepBM25 := 0, 0
+	cands, bm25 := pruned{least: 2 * n}, pruned{least: 4 * n}
 	// bm25 keeps what tells the candidates (inCandidates): the documents
 	// that can outscore, by BM25, one of the n best rescored (half the
 	// threshold) and that are not below the depth-th best BM25 score
@@ -222,26 +221,18 @@ func rescoredIn(ctx context.Context, snap blugesearch.Reader, ids *docIDs, block
 			return score * (1 + coverageBoost*ids.coverage(doc, cq))
 		},
 		scored: func(doc uint64, score float64) {
-			bm25 = append(bm25, scoredDoc{doc, score})
 			if score > byBM25.threshold() {
 				byBM25.add(score)
 			}
-			if len(bm25) >= 2*max(keepBM25, 4*n) {
-				bm25 = keepAbove(bm25, bm25Cut())
-				keepBM25 = len(bm25)
-			}
+			bm25.add(scoredDoc{doc, score}, bm25Cut())
 		},
 		found: func(doc uint64, score float64) {
-			cands = append(cands, scoredDoc{doc, score})
-			if len(cands) >= 2*max(keepFrom, 2*n) {
-				cands = keepAbove(cands, top.threshold())
-				keepFrom = len(cands)
-			}
+			cands.add(scoredDoc{doc, score}, top.threshold())
 		},
 	})
 	return rescored{
-		cands:     keepAbove(cands, top.threshold()),
-		bm25:      keepAbove(bm25, bm25Cut()),
+		cands:     keepAbove(cands.docs, top.threshold()),
+		bm25:      keepAbove(bm25.docs, bm25Cut()),
 		threshold: top.threshold(),
 		depthBM25: byBM25.threshold(),
 	}, err

@@ -195,19 +195,31 @@ func candidatesIn(ctx context.Context, snap blugesearch.Reader, p *plan, lex *le
 	// ones included, so a heap of depth suffices and prunes at the higher
 	// score: 10 % off the median search at 100,000, PERFORMANCE 12n.)
 	top := newTopScores(depth)
-	var cands []scoredDoc
-	keepFrom := 0 // cands is filtered by the threshold when it doubles
+	cands := pruned{least: 2 * depth}
 	err := walk(ctx, snap, p, lex, top, walkOpts{floor: floor, scale: 1, blocks: blocks, from: from, to: to, share: share, found: func(doc uint64, score float64) {
-		cands = append(cands, scoredDoc{doc, score})
-		if len(cands) >= 2*max(keepFrom, 2*depth) {
-			cands = keepAbove(cands, top.threshold())
-			keepFrom = len(cands)
-		}
+		cands.add(scoredDoc{doc, score}, top.threshold())
 	}})
 	if err != nil {
 		return nil, 0, err
 	}
-	return keepAbove(cands, top.threshold()), top.threshold(), nil
+	return keepAbove(cands.docs, top.threshold()), top.threshold(), nil
+}
+
+// pruned collects scored documents under a cut that only rises, dropping
+// those below it whenever the list has doubled since the last drop (and
+// holds 2*least or more): a list of the depth best costs its depth in
+// memory, not every document that reached the cut of its time.
+type pruned struct {
+	docs        []scoredDoc
+	least, kept int
+}
+
+func (l *pruned) add(d scoredDoc, cut float64) {
+	l.docs = append(l.docs, d)
+	if len(l.docs) >= 2*max(l.kept, l.least) {
+		l.docs = keepAbove(l.docs, cut)
+		l.kept = len(l.docs)
+	}
 }
 
 // walkOpts tunes walk.
@@ -453,7 +465,7 @@ func openCursors(snap blugesearch.Reader, p *plan, lex *lexicon, blocks *blockCa
 		scorer := sims[cl.field].Scorer(cl.boost, nil, nil)
 		if segs != nil {
 			tiers, ok, err := blocks.list(segs, cl.field, cl.term, func(im impact) float64 {
-				return scorer.Score(int(im.freq), float64(math.Float32frombits(im.dl)))
+				return pairScore(scorer, im)
 			})
 			if err != nil {
 				return cs, err
