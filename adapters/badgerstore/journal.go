@@ -62,7 +62,7 @@ const (
 // oneTxnMax is the most resources Apply tries in one transaction; a larger
 // change goes through the journal without trying, as does one with more
 // than txnValueBytes of values or more entries than Badger takes.
-var oneTxnMax = 50000 // a variable for tests
+var oneTxnMax = 20000 // a variable for tests; under Badger's entry limit (memTableSize)
 
 // journalChunk is the most entries one transaction of the journal holds;
 // it holds fewer when they reach txnValueBytes of the value log or when

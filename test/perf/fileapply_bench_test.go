@@ -44,6 +44,12 @@ import (
 //	                 badger) before the background vectors grow it
 //	hwm-vectors-MB   VmHWM once the background vectors have caught up
 //	                 (FILE_VECTORS=skip: not waited for, reported as now)
+//	peak-anon-MB     the largest anonymous resident size seen during the
+//	                 apply (RssAnon: the Go heap, its unreturned free pages,
+//	                 stacks, the runtime's own)
+//	peak-file-MB     the largest file-backed resident size seen (RssFile:
+//	                 the binary, badger's value log and tables and bluge's
+//	                 segments, which are mapped)
 //
 // VmHWM is the process's peak RSS, so run it alone in a fresh process
 // (-benchtime 1x). With HEAP_OUT=FILE the heap profile taken at the
@@ -138,6 +144,8 @@ func BenchmarkFileApply(b *testing.B) {
 		b.ReportMetric(float64(vmHWM(b))/(1<<20), "hwm-vectors-MB")
 		b.ReportMetric(float64(peak.max)/1e6, "peak-heap-MB")
 		b.ReportMetric(float64(peak.maxLive)/1e6, "peak-live-MB")
+		b.ReportMetric(float64(peak.maxAnon)/(1<<20), "peak-anon-MB")
+		b.ReportMetric(float64(peak.maxFile)/(1<<20), "peak-file-MB")
 		// Also logged: a failure later (stopping the app) drops the metrics.
 		b.Logf("%d rows: apply %.1f s, peak heap %.0f MB, peak live heap %.0f MB (%.1f s after the upload), VmHWM %.0f MiB after the apply, vectors %.1f s later",
 			n, took.Seconds(), float64(peak.max)/1e6, float64(peak.maxLive)/1e6, peak.liveAt.Seconds(),
@@ -178,6 +186,11 @@ func procStatus(b *testing.B, field string) int64 {
 	if err != nil {
 		b.Skip("no /proc/self/status: ", err)
 	}
+	return statusBytes(st, field)
+}
+
+// statusBytes reads a size (kB) of the text of /proc/self/status, in bytes.
+func statusBytes(st []byte, field string) int64 {
 	for _, line := range strings.Split(string(st), "\n") {
 		if v, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
@@ -195,9 +208,14 @@ type heapPeak struct {
 	file    string
 	max     uint64
 	maxLive uint64
-	liveAt  time.Duration // when maxLive was seen, from start
-	done    chan struct{}
-	wg      sync.WaitGroup
+	// maxAnon and maxFile are the largest anonymous and file-backed
+	// resident sizes seen (/proc/self/status RssAnon, RssFile), in bytes:
+	// VmHWM is about their sum at its peak, and the file part (badger's
+	// value log and tables, bluge's segments, all mapped) is not heap.
+	maxAnon, maxFile int64
+	liveAt           time.Duration // when maxLive was seen, from start
+	done             chan struct{}
+	wg               sync.WaitGroup
 }
 
 func newHeapPeak(file string) *heapPeak { return &heapPeak{file: file} }
@@ -219,6 +237,10 @@ func (p *heapPeak) start() {
 			case <-t.C:
 			}
 			metrics.Read(s)
+			if st, err := os.ReadFile("/proc/self/status"); err == nil {
+				p.maxAnon = max(p.maxAnon, statusBytes(st, "RssAnon:"))
+				p.maxFile = max(p.maxFile, statusBytes(st, "RssFile:"))
+			}
 			v, live := s[0].Value.Uint64(), s[1].Value.Uint64()
 			p.max = max(p.max, v)
 			if live > p.maxLive {

@@ -213,8 +213,8 @@ func testApplyMaxBatch(t *testing.T, b Backend) {
 }
 
 // LargeChange is how many resources testApplyLarge puts in one Apply: more
-// entries than one badger transaction takes with badgerstore's 64 MiB
-// memtable (104,857; badgerstore's tests check that it stays more).
+// entries than one badger transaction takes with badgerstore's 16 MiB
+// memtable (26,214; badgerstore's tests check that it stays more).
 const LargeChange = 110000
 
 // A change larger than one badger transaction applies whole: every
