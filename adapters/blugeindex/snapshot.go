@@ -397,14 +397,6 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 			}
 		}
 	})
-	wg.Go(func() {
-		lex.thes.heads = make(map[core.Key][]langTerms, len(heads))
-		for i, hs := range heads {
-			if hs != nil {
-				lex.thes.heads[keys[i]] = hs
-			}
-		}
-	})
 	wg.Wait()
 	langs := d.count()
 	for i := 0; i < langs && d.err == nil; i++ {
@@ -420,6 +412,23 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 			entries[phrase] = keys
 		}
 		lex.thes.entries[lang] = entries
+	}
+	// Heads are kept for the resources with synonym entries only (see
+	// thesaurusOf); a snapshot of an earlier build holds them for every
+	// resource.
+	synonymous := map[core.Key]bool{}
+	for _, entries := range lex.thes.entries {
+		for _, ks := range entries {
+			for k := range ks {
+				synonymous[k] = true
+			}
+		}
+	}
+	lex.thes.heads = make(map[core.Key][]langTerms, len(synonymous))
+	for i, hs := range heads {
+		if hs != nil && synonymous[keys[i]] {
+			lex.thes.heads[keys[i]] = hs
+		}
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("%d bytes after the lexicon", len(d.b))

@@ -47,7 +47,11 @@ type langPhrase struct {
 }
 
 // thesaurusOf returns the synonym entries of a resource and the terms of the
-// leading words of its names (up to the first comma or bracket).
+// leading words of its names (up to the first comma or bracket). Only a
+// resource with synonym entries can be in a ring (expand reads the heads
+// of a ring's resources), so one without has no heads either: most of a
+// large catalog has no synonyms, and the heads of every resource were a
+// fifth of the lexicon's memory.
 func thesaurusOf(r *core.Resource, langs map[core.Lang]*langLex) (entries []langPhrase, heads []langTerms) {
 	for _, f := range textFields {
 		if !strings.HasPrefix(f.name, "synonyms_") {
@@ -59,6 +63,9 @@ func thesaurusOf(r *core.Resource, langs map[core.Lang]*langLex) (entries []lang
 				entries = append(entries, langPhrase{lang: f.lang, phrase: phrase})
 			}
 		}
+	}
+	if len(entries) == 0 {
+		return nil, nil
 	}
 	for _, la := range languages {
 		name := core.CleanText(textFields[nameField[la.lang]].value(r))
