@@ -41,7 +41,7 @@ type segmentCache struct {
 
 // segmentNames are the name units of a segment's documents: document n's
 // are units[at[n]:at[n+1]], per name its language's index in analysed,
-// its length, then its units as langNames holds them. A document the
+// its length, then its units (docAnalysis.names). A document the
 // lexicon does not hold (deleted since) has none.
 type segmentNames struct {
 	at    []uint32
@@ -61,14 +61,7 @@ func namesOf(ids []string, lex *lexicon) *segmentNames {
 		if d == nil {
 			continue
 		}
-		for _, nm := range d.names {
-			li := langIndex(nm.lang)
-			if li < 0 { // no language coverage reads
-				continue
-			}
-			sn.units = append(sn.units, uint32(li), uint32(len(nm.units)))
-			sn.units = append(sn.units, nm.units...)
-		}
+		sn.units = append(sn.units, d.names()...)
 	}
 	sn.at[len(ids)] = uint32(len(sn.units))
 	return sn

@@ -64,36 +64,50 @@ type lexicon struct {
 
 // docAnalysis is one resource as the index sees it. From its analysis
 // until it is indexed it holds the whole analysis (full); an indexed
-// document keeps only what searches and the next changes need: its
-// resource, its words as ids of the lexicon's string table (to find the
-// documents a new dictionary splits differently), its name units, its
-// field lengths and its hash. The terms, chunks and thesaurus entries are
-// most of an analysis's memory; when a document is replaced or removed,
-// its old analysis is computed again from its resource (the dictionary it
-// was analysed with is the current one: a dictionary that splits one of
-// its words differently re-analyses it).
+// document keeps only what searches and the next changes need: its words
+// as ids of the lexicon's string table (to find the documents a new
+// dictionary splits differently), its name units (for the name coverage)
+// and its hash, the ids and units flat in one slice (kept). The terms,
+// chunks and thesaurus entries are most of an analysis's memory; when a
+// document is replaced or removed, its old analysis is computed again from
+// its resource (the dictionary it was analysed with is the current one: a
+// dictionary that splits one of its words differently re-analyses it).
 type docAnalysis struct {
 	// src is the resource analysed until it is indexed (never modified:
 	// the index keeps its own copies); an indexed document's resource is
 	// read from the index (Index.sources).
 	src *core.Resource
-	// words are the resource's words by language (string table ids).
-	words []langIDs
-	// names are the word units of the names, for the name coverage.
-	names []langNames
-	// lens are the lengths of the fields of textFields, in terms.
-	lens []int32
+	// kept holds an indexed document's words and names (see words and
+	// names): kept[0] is where the names start, then the words, then the
+	// names, each part a run of groups of one language: its index in
+	// analysed, the group's length, its items. The words' items are
+	// string table ids, the names' are units as flatNames lays them out.
+	// One slice instead of a slice of slices per part and language: at a
+	// million documents the headers and the small arrays behind them were
+	// over a gigabyte.
+	kept []uint32
 	// hash fingerprints the terms, so a new dictionary re-indexes only the
 	// resources whose analysis it changed.
 	hash  uint64
 	*full // nil once indexed
 }
 
+// words returns an indexed document's words: per language its index in
+// analysed, the number of words, their string table ids.
+func (d *docAnalysis) words() []uint32 { return d.kept[1:d.kept[0]] }
+
+// names returns an indexed document's name units: per name its language's
+// index in analysed, its length, its units (flatNames). segmentNames keeps
+// them in the same layout.
+func (d *docAnalysis) names() []uint32 { return d.kept[d.kept[0]:] }
+
 // full is the part of an analysis kept only until the document is indexed.
 type full struct {
 	*docWords
 	// distinct lists each field's terms once, for document frequencies.
 	distinct [][]string
+	// lens are the lengths of the fields of textFields, in terms.
+	lens []int32
 	// synonyms and heads are the resource's part of the thesaurus.
 	synonyms []langPhrase
 	heads    []langTerms
@@ -110,12 +124,6 @@ type full struct {
 type textNames struct {
 	lang  core.Lang
 	units []nameUnit
-}
-
-// langIDs are string table ids of one language.
-type langIDs struct {
-	lang core.Lang
-	ids  []uint32
 }
 
 // newLexicon returns the lexicon of an empty index.
@@ -277,7 +285,7 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource, sources func([]c
 	if ids := lex.idsOf(resplit); len(ids) > 0 {
 		var again []core.Key
 		for k, d := range lex.docs {
-			if _, ok := target[k]; !ok && holdsAny(d.words, ids) {
+			if _, ok := target[k]; !ok && d.holdsAny(ids) {
 				again = append(again, k)
 			}
 		}
@@ -428,16 +436,20 @@ func (lex *lexicon) idsOf(words map[core.Lang]map[string]bool) map[core.Lang]map
 	return out
 }
 
-// holdsAny tells whether a resource holds one of the words, by language.
-func holdsAny(words []langIDs, ids map[core.Lang]map[uint32]bool) bool {
-	for _, lw := range words {
-		if set := ids[lw.lang]; len(set) > 0 {
-			for _, id := range lw.ids {
+// holdsAny tells whether an indexed resource holds one of the words, by
+// language.
+func (d *docAnalysis) holdsAny(ids map[core.Lang]map[uint32]bool) bool {
+	words := d.words()
+	for i := 0; i < len(words); {
+		li, lw, next := unitAt(words, i) // a group has a unit's layout
+		if set := ids[analysed[li].lang]; len(set) > 0 {
+			for _, id := range lw {
 				if set[id] {
 					return true
 				}
 			}
 		}
+		i = next
 	}
 	return false
 }
@@ -482,20 +494,39 @@ func (lex *lexicon) canonical(s string) string { return lex.strOf[lex.intern(s)]
 // compact turns an analysis just indexed into what an indexed document
 // keeps (see docAnalysis).
 func (lex *lexicon) compact(d *docAnalysis) {
-	for _, la := range languages {
+	n := 1
+	for _, ws := range d.docWords.words {
+		n += 2 + len(ws)
+	}
+	for _, tn := range d.nameUnits {
+		n += 2
+		for _, u := range tn.units {
+			n += 2 + len(u.parts)
+		}
+	}
+	kept := make([]uint32, 1, n)
+	for li, la := range languages {
 		ws := d.docWords.words[la.lang]
 		if len(ws) == 0 {
 			continue
 		}
-		ids := make([]uint32, len(ws))
-		for i, w := range ws {
-			ids[i] = lex.intern(w)
+		kept = append(kept, uint32(li), uint32(len(ws)))
+		for _, w := range ws {
+			kept = append(kept, lex.intern(w))
 		}
-		d.words = append(d.words, langIDs{lang: la.lang, ids: ids})
 	}
-	for _, n := range d.nameUnits {
-		d.names = append(d.names, langNames{lang: n.lang, units: lex.flatNames(n.units)})
+	kept[0] = uint32(len(kept))
+	for _, tn := range d.nameUnits {
+		li := langIndex(tn.lang)
+		if li < 0 { // no language coverage reads
+			continue
+		}
+		at := len(kept)
+		kept = append(kept, uint32(li), 0)
+		kept = lex.flatNames(kept, tn.units)
+		kept[at+1] = uint32(len(kept) - at - 2)
 	}
+	d.kept = kept
 	for _, h := range d.heads {
 		for i := range h.terms {
 			h.terms[i] = lex.canonical(h.terms[i])
@@ -717,7 +748,7 @@ func (lex *lexicon) needsFilter(catalogs []core.CatalogID) bool {
 // with the dictionaries of langs.
 func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docAnalysis {
 	chunks := dw.chunks
-	d := &docAnalysis{src: r, lens: make([]int32, len(textFields)), full: &full{docWords: dw, fields: make([][]term, len(textFields)), distinct: make([][]string, len(textFields))}}
+	d := &docAnalysis{src: r, full: &full{docWords: dw, lens: make([]int32, len(textFields)), fields: make([][]term, len(textFields)), distinct: make([][]string, len(textFields))}}
 	h := fnv.New64a()
 	seen := map[string]bool{}
 	for i, f := range textFields {

@@ -175,3 +175,33 @@ func TestInMemoryIndexPersistsNothing(t *testing.T) {
 		t.Fatalf("Persist of an index in memory: %q %v", mark, err)
 	}
 }
+
+// TestValidKept: a snapshot's words and names are used as they are read
+// (string ids index the table, lengths cut slices), so a layout that does
+// not hold is refused, and every document of a real index holds.
+func TestValidKept(t *testing.T) {
+	x := newIndex(t, loadCatalog(t))
+	n := len(x.lex.strOf)
+	for k, d := range x.lex.docs {
+		if !validKept(d.kept, n) {
+			t.Fatalf("%s: %v refused", k, d.kept)
+		}
+	}
+	for _, kept := range [][]uint32{
+		nil,
+		{0},                     // names start before the words
+		{4, 0, 1},               // names start past the end
+		{4, 0, 2, 5},            // a word group longer than the words
+		{4, 9, 1, 5},            // a language out of range
+		{4, 0, 1, uint32(n)},    // a word id out of the table
+		{1, 0, 3, 7, 0, 1},      // a name unit's parts past its name
+		{1, 0, 2, uint32(n), 0}, // a head out of the table
+	} {
+		if validKept(kept, n) {
+			t.Errorf("%v accepted", kept)
+		}
+	}
+	if !validKept([]uint32{4, 0, 1, 5, 0, 3, 7, 1, 8}, n) {
+		t.Error("a valid layout refused")
+	}
+}

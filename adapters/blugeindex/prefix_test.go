@@ -207,7 +207,7 @@ func TestSegmentNamesFollowTheLexicon(t *testing.T) {
 		t.Fatal(ok, err)
 	}
 	key, _ := parseKey(ids.id(0))
-	name := x.lex.docs[key].names[0]
+	_, name, _ := unitAt(x.lex.docs[key].names(), 0) // the first name
 	tq := analyzeQuery(strings.Join(func() []string {
 		var ws []string
 		for _, u := range x.lex.nameTexts(name) {

@@ -507,10 +507,11 @@ func TestNameCoverage(t *testing.T) {
 	}
 	lex.apply(dl)
 	d := lex.docs[r.Key()]
-	if len(d.names) != 1 || d.names[0].lang != core.Swedish {
-		t.Fatalf("names %+v", d.names)
+	names := groupsOf(d.names())
+	if len(names) != 1 || names[core.Swedish] == nil {
+		t.Fatalf("names %+v", names)
 	}
-	if got, want := lex.nameTexts(d.names[0]), []nameUnit{{head: "fabriksbetong"}, {head: "husbyggn"},
+	if got, want := lex.nameTexts(names[core.Swedish]), []nameUnit{{head: "fabriksbetong"}, {head: "husbyggn"},
 		{head: "klimatförbättr"}, {head: "c2530", parts: []string{"c25", "30"}}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("name units %+v, want %+v", got, want)
 	}

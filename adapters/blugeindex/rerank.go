@@ -64,24 +64,13 @@ func nameUnits(ts []term) []nameUnit {
 	return out
 }
 
-// langNames are the word units of a resource's name in one language, as
-// an indexed document keeps them: flat, each unit its head's id in the
-// lexicon's string table, its number of parts, then their ids. Rescoring
-// reads them for every candidate (tens of thousands per hybrid search at a
-// million resources), so they are walked without strings, maps or
-// pointers, and take a third of the memory of nameUnit values.
-type langNames struct {
-	lang  core.Lang
-	units []uint32
-}
-
-// flatNames turns name units into langNames' units, interning their terms.
-func (lex *lexicon) flatNames(units []nameUnit) []uint32 {
-	n := 0
-	for _, u := range units {
-		n += 2 + len(u.parts)
-	}
-	out := make([]uint32, 0, n)
+// flatNames appends name units to out as an indexed document keeps them
+// (docAnalysis.names): flat, each unit its head's id in the lexicon's
+// string table, its number of parts, then their ids. Rescoring reads them
+// for every candidate (tens of thousands per hybrid search at a million
+// resources), so they are walked without strings, maps or pointers, and
+// take a third of the memory of nameUnit values.
+func (lex *lexicon) flatNames(out []uint32, units []nameUnit) []uint32 {
 	for _, u := range units {
 		out = append(out, lex.intern(u.head), uint32(len(u.parts)))
 		for _, p := range u.parts {
@@ -91,18 +80,19 @@ func (lex *lexicon) flatNames(units []nameUnit) []uint32 {
 	return out
 }
 
-// unitAt reads the unit of flat name units (langNames.units) that starts
+// unitAt reads the unit of flat name units (flatNames) that starts
 // at i: its head, its parts, and where the next unit starts.
 func unitAt(units []uint32, i int) (head uint32, parts []uint32, next int) {
 	n := int(units[i+1])
 	return units[i], units[i+2 : i+2+n], i + 2 + n
 }
 
-// nameTexts returns the units of n as text (tests and diagnostics).
-func (lex *lexicon) nameTexts(n langNames) []nameUnit {
+// nameTexts returns flat name units (flatNames) as text (tests and
+// diagnostics).
+func (lex *lexicon) nameTexts(units []uint32) []nameUnit {
 	var out []nameUnit
-	for i := 0; i < len(n.units); {
-		head, parts, next := unitAt(n.units, i)
+	for i := 0; i < len(units); {
+		head, parts, next := unitAt(units, i)
 		u := nameUnit{head: lex.strOf[head]}
 		for _, p := range parts {
 			u.parts = append(u.parts, lex.strOf[p])
@@ -160,14 +150,6 @@ func newCoverQuery(tq *textQuery, lex *lexicon) *coverQuery {
 	return cq
 }
 
-// lang returns the query of language l, nil when it has none.
-func (cq *coverQuery) lang(l core.Lang) *coverLang {
-	if li := langIndex(l); li >= 0 {
-		return cq.byIndex[li]
-	}
-	return nil
-}
-
 // langIndex is l's index in analysed, -1 when it is none of them.
 func langIndex(l core.Lang) int {
 	for i, la := range analysed {
@@ -213,16 +195,10 @@ func coverage(d *docAnalysis, cq *coverQuery) float64 {
 	if d == nil {
 		return 0
 	}
-	best := 0.0
-	for _, n := range d.names {
-		if q := cq.lang(n.lang); q != nil {
-			best = max(best, nameCoverage(n.units, q))
-		}
-	}
-	return best
+	return flatCoverage(d.names(), cq)
 }
 
-// nameCoverage scores one name's units (langNames.units) against the
+// nameCoverage scores one name's units (flatNames) against the
 // query of its language: the mean of unitCoverage over the units.
 func nameCoverage(units []uint32, q *coverLang) float64 {
 	if len(units) == 0 || !q.any {

@@ -24,7 +24,7 @@ import (
 // and catalog counts) is derived at load, not stored.
 
 // snapshotMagic starts every snapshot; its last byte is the format version.
-const snapshotMagic = "climatesearch-lexicon\x00\x02"
+const snapshotMagic = "climatesearch-lexicon\x00\x03"
 
 // snapshotWriter appends the encoding to a buffer.
 type snapshotWriter struct{ b []byte }
@@ -129,34 +129,9 @@ func (e *snapshotWriter) doc(lex *lexicon, k core.Key, d *docAnalysis) {
 	e.str(string(k.Catalog))
 	e.str(k.ID)
 	e.uint(d.hash)
-	for _, n := range d.lens {
-		e.int(int64(n))
-	}
-	e.uint(uint64(len(d.words)))
-	for _, lw := range d.words {
-		e.str(string(lw.lang))
-		e.uint(uint64(len(lw.ids)))
-		for _, id := range lw.ids {
-			e.uint(uint64(id))
-		}
-	}
-	e.uint(uint64(len(d.names)))
-	for _, n := range d.names {
-		e.str(string(n.lang))
-		units := 0
-		for i := 0; i < len(n.units); units++ {
-			_, _, i = unitAt(n.units, i)
-		}
-		e.uint(uint64(units))
-		for i := 0; i < len(n.units); {
-			head, parts, next := unitAt(n.units, i)
-			e.uint(uint64(head))
-			e.uint(uint64(len(parts)))
-			for _, p := range parts {
-				e.uint(uint64(p))
-			}
-			i = next
-		}
+	e.uint(uint64(len(d.kept)))
+	for _, v := range d.kept {
+		e.uint(uint64(v))
 	}
 	heads := lex.thes.heads[k]
 	e.uint(uint64(len(heads)))
@@ -397,6 +372,14 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 			}
 		}
 	})
+	wg.Go(func() {
+		lex.thes.heads = make(map[core.Key][]langTerms)
+		for i, hs := range heads {
+			if hs != nil {
+				lex.thes.heads[keys[i]] = hs
+			}
+		}
+	})
 	wg.Wait()
 	langs := d.count()
 	for i := 0; i < langs && d.err == nil; i++ {
@@ -412,23 +395,6 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 			entries[phrase] = keys
 		}
 		lex.thes.entries[lang] = entries
-	}
-	// Heads are kept for the resources with synonym entries only (see
-	// thesaurusOf); a snapshot of an earlier build holds them for every
-	// resource.
-	synonymous := map[core.Key]bool{}
-	for _, entries := range lex.thes.entries {
-		for _, ks := range entries {
-			for k := range ks {
-				synonymous[k] = true
-			}
-		}
-	}
-	lex.thes.heads = make(map[core.Key][]langTerms, len(synonymous))
-	for i, hs := range heads {
-		if hs != nil && synonymous[keys[i]] {
-			lex.thes.heads[keys[i]] = hs
-		}
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("%d bytes after the lexicon", len(d.b))
@@ -467,41 +433,17 @@ func (c *docChunk) decode(strOf []string) {
 	c.docs = make([]*docAnalysis, 0, c.n)
 	c.heads = make([][]langTerms, c.n)
 	analyses := make([]docAnalysis, c.n)
-	lens := make([]int32, c.n*len(textFields))
 	var ids idBlocks
 	for i := 0; i < c.n && d.err == nil; i++ {
 		k := core.Key{Catalog: core.CatalogID(d.short()), ID: d.str()}
 		doc := &analyses[i]
 		doc.hash = d.uint()
-		doc.lens, lens = lens[:len(textFields):len(textFields)], lens[len(textFields):]
-		for j := range doc.lens {
-			doc.lens[j] = int32(d.int())
+		doc.kept = ids.take(d.count())
+		for j := range doc.kept {
+			doc.kept[j] = uint32(d.uint())
 		}
-		doc.words = make([]langIDs, d.count())
-		for j := range doc.words {
-			lw := &doc.words[j]
-			lw.lang = core.Lang(d.short())
-			lw.ids = ids.take(d.count())
-			for n := range lw.ids {
-				if lw.ids[n] = uint32(d.uint()); int(lw.ids[n]) >= len(strOf) {
-					d.fail("word id %d of %d", lw.ids[n], len(strOf))
-				}
-			}
-		}
-		doc.names = make([]langNames, d.count())
-		for j := range doc.names {
-			n := &doc.names[j]
-			n.lang = core.Lang(d.short())
-			units := d.count()
-			n.units = make([]uint32, 0, 2*units)
-			for range units {
-				n.units = append(n.units, d.strID(len(strOf)))
-				parts := d.count()
-				n.units = append(n.units, uint32(parts))
-				for range parts {
-					n.units = append(n.units, d.strID(len(strOf)))
-				}
-			}
+		if d.err == nil && !validKept(doc.kept, len(strOf)) {
+			d.fail("the words and names of %s", k)
 		}
 		if n := d.count(); n > 0 {
 			hs := make([]langTerms, n)
@@ -517,6 +459,46 @@ func (c *docChunk) decode(strOf []string) {
 		c.keys = append(c.keys, k)
 		c.docs = append(c.docs, doc)
 	}
+}
+
+// validKept tells whether kept has docAnalysis.kept's layout, with string
+// ids under n: a snapshot that passed its checksum but was written wrong
+// must not make a search index out of range.
+func validKept(kept []uint32, n int) bool {
+	if len(kept) == 0 || kept[0] < 1 || int(kept[0]) > len(kept) {
+		return false
+	}
+	// groups walks a part's groups; each group's items go to items.
+	groups := func(part []uint32, langs int, items func([]uint32) bool) bool {
+		for i := 0; i < len(part); {
+			if i+2 > len(part) || int(part[i]) >= langs || int(part[i+1]) > len(part)-i-2 {
+				return false
+			}
+			if !items(part[i+2 : i+2+int(part[i+1])]) {
+				return false
+			}
+			i += 2 + int(part[i+1])
+		}
+		return true
+	}
+	ids := func(xs []uint32) bool {
+		for _, x := range xs {
+			if int(x) >= n {
+				return false
+			}
+		}
+		return true
+	}
+	units := func(us []uint32) bool {
+		for i := 0; i < len(us); {
+			if i+2 > len(us) || int(us[i]) >= n || int(us[i+1]) > len(us)-i-2 || !ids(us[i+2:i+2+int(us[i+1])]) {
+				return false
+			}
+			i += 2 + int(us[i+1])
+		}
+		return true
+	}
+	return groups(kept[1:kept[0]], len(languages), ids) && groups(kept[kept[0]:], len(analysed), units)
 }
 
 // idBlocks hands out word id slices from large blocks.
