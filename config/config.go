@@ -54,7 +54,9 @@ type Config struct {
 	// MemoryLimit is the Go heap's soft limit in bytes: MemoryAuto for 90 %
 	// of the cgroup's memory limit when one is set, 0 for none
 	// (cmd/climatesearch/app/memlimit.go).
-	MemoryLimit     int64
+	MemoryLimit int64
+	// BulkGC is GOGC while a large change is applied; 0: off.
+	BulkGC          int
 	Embedder        string
 	VectorWeight    string
 	VectorFloor     string
@@ -230,6 +232,18 @@ var settings = []setting{
 		if err := size(func(c *Config) *int64 { return &c.MemoryLimit })(c, v); err != nil {
 			return fmt.Errorf("want auto, off or a size such as 1536MiB, got %q", v)
 		}
+		return nil
+	}},
+	{"bulk-gc", "SERVICE_BULK_GC", "50", "the garbage collector's target (GOGC) while a change of more than 5,000 resources is applied: the heap grows by this percent of what is live between collections instead of the process's own (100 unless GOGC says otherwise), which keeps a bulk load's peak memory lower for more CPU; never raises a lower GOGC; off = the process's own throughout", func(c *Config, v string) error {
+		if v == "off" {
+			c.BulkGC = 0
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 10 || n > 1000 {
+			return fmt.Errorf("want off or a percent from 10 to 1000, got %q", v)
+		}
+		c.BulkGC = n
 		return nil
 	}},
 	{"embedder", "SERVICE_EMBEDDER", "hash", "vectors: hash (offline, lexical n-grams), openai (an OpenAI-compatible /v1/embeddings server) or none", str(func(c *Config) *string { return &c.Embedder })},

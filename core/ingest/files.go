@@ -116,6 +116,11 @@ func (f *Files) IngestFile(ctx context.Context, req core.FileRequest) (res core.
 	if len(req.Mapping) == 0 {
 		return core.IngestResult{}, core.Invalidf("no column map: send map.<field>=<header> fields, at least map.id, map.name and map.a1a3")
 	}
+	// A file is read, mapped and diffed whole before anything is indexed:
+	// a large one peaks there as much as in its apply, so the whole of it
+	// runs at the bulk target (a small file takes milliseconds either way).
+	f.ingest.bulk.enter()
+	defer f.ingest.bulk.leave()
 	rel, problems, err := f.parser.Map(req.Filename, req.Data, req.Sheet, req.Catalog, req.Mapping, strings.TrimSpace(req.Version))
 	req.Data = nil // read: the apply holds the resources, not the file's bytes
 	if err != nil {

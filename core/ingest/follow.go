@@ -143,6 +143,10 @@ func (s *Service) catchUpLocked(ctx context.Context, cat core.CatalogID) error {
 		return nil
 	}
 	chunks := indexChunks(changed, remove, s.cfg.IndexChunk)
+	if len(chunks) > 1 {
+		s.bulk.enter()
+		defer s.bulk.leave()
+	}
 	change, err := s.index.Prepare(ctx, resourcesAt(puts, chunks[0].upsert), chunks[0].remove)
 	if err != nil {
 		return fmt.Errorf("indexing changes %d..%d: %w", s.follows[cat].seen+1, upTo, err)

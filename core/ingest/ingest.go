@@ -43,6 +43,10 @@ type Config struct {
 	// IndexChunk is the most resources one index change holds (see
 	// indexChunks); 0 means DefaultIndexChunk.
 	IndexChunk int
+	// BulkGCPercent is the garbage collector's target (GOGC) while a
+	// change of more than one index chunk is applied (bulkGC); 0 leaves
+	// the process's own.
+	BulkGCPercent int
 	// Feed and Locks are set when several replicas share the store
 	// (follow.go); nil for a store of one process.
 	Feed  ports.ChangeFeed
@@ -74,6 +78,7 @@ type Service struct {
 	sources Sources
 	vectors *embedding.Syncer // nil when no embedder is configured
 	log     *slog.Logger
+	bulk    *bulkGC
 	now     func() time.Time
 
 	// applyMu serialises writes per catalog: the diff reads the store, so
@@ -111,6 +116,7 @@ func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, vis *core
 	}
 	s := &Service{
 		cfg: cfg, store: store, index: index, vis: vis, vectors: vectors, events: events, sources: sources, log: log,
+		bulk:    newBulkGC(cfg.BulkGCPercent),
 		now:     time.Now,
 		applyMu: map[core.CatalogID]*sync.Mutex{},
 		running: map[core.CatalogID]bool{},
@@ -426,6 +432,10 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 		return core.IngestResult{}, core.Unavailablef(err, "store unavailable")
 	}
 
+	if len(rel.Resources) > s.cfg.IndexChunk { // a bulk release from its diff on (bulkGC)
+		s.bulk.enter()
+		defer s.bulk.leave()
+	}
 	res := core.IngestResult{Catalog: cat, Origin: rel.Origin, Version: rel.Version, Seen: len(rel.Resources) + rel.Rejected, Rejected: rel.Rejected, StartedAt: started.UTC()}
 	var puts []ports.StoredResource
 	var changes []core.ResourceChange
@@ -544,6 +554,10 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	// are moved into a slice of their own, freed when the index has taken
 	// it, and the vectors' queue gets the keys (see dropsPuts).
 	chunks := indexChunks(changed, toRemove, s.cfg.IndexChunk)
+	if len(chunks) > 1 { // a few resources that withdraw thousands, too
+		s.bulk.enter()
+		defer s.bulk.leave()
+	}
 	change, err := s.index.Prepare(ctx, resourcesAt(puts, chunks[0].upsert), chunks[0].remove)
 	if err != nil {
 		return core.IngestResult{}, core.Unavailablef(err, "indexing %s failed; nothing was changed", cat)

@@ -147,8 +147,8 @@ func BenchmarkFileApply(b *testing.B) {
 		b.ReportMetric(float64(peak.maxAnon)/(1<<20), "peak-anon-MB")
 		b.ReportMetric(float64(peak.maxFile)/(1<<20), "peak-file-MB")
 		// Also logged: a failure later (stopping the app) drops the metrics.
-		b.Logf("%d rows: apply %.1f s, peak heap %.0f MB, peak live heap %.0f MB (%.1f s after the upload), VmHWM %.0f MiB after the apply, vectors %.1f s later",
-			n, took.Seconds(), float64(peak.max)/1e6, float64(peak.maxLive)/1e6, peak.liveAt.Seconds(),
+		b.Logf("%d rows: apply %.1f s, peak heap %.0f MB (%.1f s after the upload), peak live heap %.0f MB (%.1f s after), VmHWM %.0f MiB after the apply, vectors %.1f s later",
+			n, took.Seconds(), float64(peak.max)/1e6, peak.maxAt.Seconds(), float64(peak.maxLive)/1e6, peak.liveAt.Seconds(),
 			float64(hwmApplied)/(1<<20), time.Since(caught).Seconds())
 	}
 }
@@ -214,6 +214,7 @@ type heapPeak struct {
 	// value log and tables, bluge's segments, all mapped) is not heap.
 	maxAnon, maxFile int64
 	liveAt           time.Duration // when maxLive was seen, from start
+	maxAt            time.Duration // when max was seen, from start
 	done             chan struct{}
 	wg               sync.WaitGroup
 }
@@ -242,7 +243,9 @@ func (p *heapPeak) start() {
 				p.maxFile = max(p.maxFile, statusBytes(st, "RssFile:"))
 			}
 			v, live := s[0].Value.Uint64(), s[1].Value.Uint64()
-			p.max = max(p.max, v)
+			if v > p.max {
+				p.max, p.maxAt = v, time.Since(t0)
+			}
 			if live > p.maxLive {
 				p.maxLive, p.liveAt = live, time.Since(t0)
 			}

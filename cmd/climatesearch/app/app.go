@@ -297,14 +297,15 @@ func newSources(cfg config.Config) ingest.Sources {
 
 func newIngest(cfg config.Config, st ports.ResourceStore, rep replicas, ix ports.TextIndex, vis *core.Visibility, vec *embedding.Syncer, ev ports.EventPublisher, src ingest.Sources, log *slog.Logger, m ports.Metrics) *ingest.Service {
 	return ingest.New(ingest.Config{
-		OriginBase:  cfg.OriginBase,
-		Interval:    cfg.IngestInterval,
-		BootIngest:  cfg.BootIngest,
-		BootTimeout: 3 * cfg.IngestTimeout, // JSON, then the workbooks, then the snapshot
-		Metrics:     m,
-		BootState:   bootState(cfg, vis),
-		Feed:        rep.Feed,
-		Locks:       rep.Locks,
+		OriginBase:    cfg.OriginBase,
+		Interval:      cfg.IngestInterval,
+		BootIngest:    cfg.BootIngest,
+		BootTimeout:   3 * cfg.IngestTimeout, // JSON, then the workbooks, then the snapshot
+		BulkGCPercent: cfg.BulkGC,
+		Metrics:       m,
+		BootState:     bootState(cfg, vis),
+		Feed:          rep.Feed,
+		Locks:         rep.Locks,
 	}, st, ix, vis, vec, ev, src, log)
 }
 
