@@ -89,6 +89,14 @@ func BenchmarkScale(b *testing.B) {
 	fmt.Fprintf(os.Stderr, "scale: loaded %d resources at %.0f resources/s; VmHWM %d MiB\n", n, loadRate, vmHWM(b)>>20)
 	stopProf = startProfile(b, profDir, "vectors")
 	defer func() { stopProf() }()
+	// The largest live heap of the catch-up, with its profile in
+	// SCALE_PROFILE/vectors-peak.heap (the one at the largest live heap).
+	peakFile := ""
+	if profDir != "" {
+		peakFile = filepath.Join(profDir, "vectors-peak.heap")
+	}
+	peak := newHeapPeak(peakFile)
+	peak.start()
 	// The timed loops start once the background vectors have caught up
 	// (hybrid search stops noting a backlog): they would share the cores.
 	caught := time.Now()
@@ -102,7 +110,9 @@ func BenchmarkScale(b *testing.B) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	fmt.Fprintf(os.Stderr, "scale: vectors caught up %.1f s after the load; VmHWM %d MiB\n", time.Since(caught).Seconds(), vmHWM(b)>>20)
+	peak.stop(b)
+	fmt.Fprintf(os.Stderr, "scale: vectors caught up %.1f s after the load; VmHWM %d MiB; peak heap %d MB (%.1f s in), peak live heap %d MB, peak RssAnon %d MiB, RssFile %d MiB\n",
+		time.Since(caught).Seconds(), vmHWM(b)>>20, peak.max/1e6, peak.maxAt.Seconds(), peak.maxLive/1e6, peak.maxAnon>>20, peak.maxFile>>20)
 	stopProf()
 	stopProf = func() {}
 
