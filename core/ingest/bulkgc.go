@@ -8,7 +8,7 @@ import (
 // bulkGC lowers the garbage collector's target (GOGC) while bulk writes
 // run, and restores it when the last one is done: a file ingest, a
 // release of more resources than one index chunk, a change of several
-// chunks, and the background vectors of a change of more than one chunk. They allocate at a high rate (parsing, hashing, analyses, index
+// chunks. They allocate at a high rate (parsing, hashing, analyses, index
 // segments) while the lexicon grows, and with the default target the heap
 // grows to twice what is live before each collection: at 50 a
 // 100,000-row file peaks about 100 MiB lower, for about an eighth more CPU

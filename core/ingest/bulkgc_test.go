@@ -6,12 +6,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/climatesearch/climatesearch/adapters/embedder"
-	"github.com/climatesearch/climatesearch/adapters/hnsw"
 	"github.com/climatesearch/climatesearch/core"
-	"github.com/climatesearch/climatesearch/core/embedding"
 	"github.com/climatesearch/climatesearch/core/ingest"
 	"github.com/climatesearch/climatesearch/ports"
 )
@@ -130,54 +126,4 @@ func (w *blockingWatch) Prepare(ctx context.Context, upsert []core.Resource, rem
 		w.block()
 	}
 	return w.gcWatch.Prepare(ctx, upsert, remove)
-}
-
-// gcEmbedder is an embedder that records GOGC at every call.
-type gcEmbedder struct {
-	ports.Embedder
-	mu   sync.Mutex
-	seen map[int]int // GOGC -> calls
-}
-
-func (e *gcEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	e.mu.Lock()
-	e.seen[gcPercent()]++
-	e.mu.Unlock()
-	return e.Embedder.EmbedDocuments(ctx, texts)
-}
-
-// TestBulkVectorsRunAtTheBulkTarget: the background vectors of a change of
-// several chunks are computed at the bulk target, and the process's own is
-// back once they are done.
-func TestBulkVectorsRunAtTheBulkTarget(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	ctx := context.Background()
-	store, index := storeAndIndex(t)
-	emb := &gcEmbedder{Embedder: embedder.NewHash(), seen: map[int]int{}}
-	vec := embedding.New(emb, store, hnsw.NewCatalogIndex(ports.EmbeddingDim), store, quiet)
-	svc := ingest.New(ingest.Config{IndexChunk: 700, BulkGCPercent: 37}, store, index, core.NewVisibility(), vec, noEvents{}, ingest.Sources{}, quiet)
-	t.Cleanup(func() { svc.Stop(); svc.Wait() })
-	rel := core.Release{Catalog: core.DKBR, Origin: core.OriginFile, Version: "v"}
-	for i := range 2100 { // more than syncEmbedLimit (2,000): embedded in the background
-		v := float64(i)
-		rel.Resources = append(rel.Resources, core.Resource{ID: fmt.Sprintf("#V%04d", i), NameDA: fmt.Sprint("Vektorsten ", i), Unit: "kg", A1A3: &v})
-	}
-	if _, err := svc.Apply(ctx, rel); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(time.Minute); vec.Backlog() > 0 || vec.Index().Len() < len(rel.Resources); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) { // a deadlock guard, not a measure
-			t.Fatalf("vectors: backlog %d, %d indexed after a minute", vec.Backlog(), vec.Index().Len())
-		}
-	}
-	svc.Stop()
-	svc.Wait()
-	emb.mu.Lock()
-	defer emb.mu.Unlock()
-	if len(emb.seen) != 1 || emb.seen[37] == 0 {
-		t.Fatalf("GOGC at the embedder's calls: %v, want only 37", emb.seen)
-	}
-	if p := gcPercent(); p != 100 {
-		t.Fatalf("GOGC %d after the vectors, want 100", p)
-	}
 }

@@ -96,16 +96,7 @@ func (s *Service) runVectors(ctx context.Context) {
 		s.vq.mu.Unlock()
 
 		start := s.now()
-		// The vectors of a bulk change are a bulk write too (bulkGC): at
-		// 100,000 resources their catch-up set the process's peak.
-		bulk := len(job.upsert) > s.cfg.IndexChunk
-		if bulk {
-			s.bulk.enter()
-		}
 		n, err := s.vectors.UpdateKeys(ctx, job.upsert, job.remove)
-		if bulk {
-			s.bulk.leave()
-		}
 		s.vectors.AddBacklog(-len(job.upsert))
 		if ctx.Err() != nil {
 			// Stopping: what is left is computed by the next start
