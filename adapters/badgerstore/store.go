@@ -408,15 +408,16 @@ func storeErr(op string, err error) error {
 // cached copy has the item's version. Callers get their own copy.
 func (s *Store) decode(item *badger.Item) (ports.StoredResource, error) {
 	key := string(item.Key())
-	if c, ok := s.decoded.Load(key); ok && c.(cachedRecord).version == item.Version() {
+	c, cached := s.decoded.Load(key)
+	if cached && c.(cachedRecord).version == item.Version() {
 		r := c.(cachedRecord).rec
 		return ports.StoredResource{Resource: r.Resource.Clone(), Hash: r.Hash}, nil
 	}
 	r, err := decode(item)
-	if err != nil {
-		return r, err
+	if err != nil || (!cached && s.cachedN.Load() >= maxDecoded) {
+		return r, err // full: no copy for the cache (a scan of a large catalog reads past it)
 	}
-	c := cachedRecord{version: item.Version(), rec: ports.StoredResource{Resource: r.Resource.Clone(), Hash: r.Hash}}
+	c = cachedRecord{version: item.Version(), rec: ports.StoredResource{Resource: r.Resource.Clone(), Hash: r.Hash}}
 	if _, had := s.decoded.Swap(key, c); !had && s.cachedN.Add(1) > maxDecoded {
 		// Full: this key is not kept after all. The first keys read stay
 		// (at most maxDecoded); a key already cached still follows its
@@ -430,8 +431,12 @@ func (s *Store) decode(item *badger.Item) (ports.StoredResource, error) {
 // maxDecoded bounds the decoded cache: every read resource used to be kept,
 // so a process that read a catalog of 1,000,000 once (a rebuild, the
 // background vectors reading each batch back) held all of them decoded.
-// The real catalogs (about 750 resources) fit many times over.
-var maxDecoded int64 = 50000 // a variable for tests
+// The real catalogs (about 750 resources) fit ten times over. It was
+// 50,000: the first keys read stay, and in a large catalog those are
+// whatever the background vectors read first, not what searches ask for,
+// so the 86 MB they held at 100,000 resources (a decoded resource with its
+// texts and conversions is about 1.7 kB) bought the search path little.
+var maxDecoded int64 = 8192 // a variable for tests
 
 func decode(item *badger.Item) (ports.StoredResource, error) {
 	var rec record

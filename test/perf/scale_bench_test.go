@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strings"
 	"testing"
@@ -111,8 +112,12 @@ func BenchmarkScale(b *testing.B) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	peak.stop(b)
-	fmt.Fprintf(os.Stderr, "scale: vectors caught up %.1f s after the load; VmHWM %d MiB; peak heap %d MB (%.1f s in), peak live heap %d MB, peak RssAnon %d MiB, RssFile %d MiB\n",
-		time.Since(caught).Seconds(), vmHWM(b)>>20, peak.max/1e6, peak.maxAt.Seconds(), peak.maxLive/1e6, peak.maxAnon>>20, peak.maxFile>>20)
+	took := time.Since(caught)
+	runtime.GC() // what the process keeps once everything is in
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	fmt.Fprintf(os.Stderr, "scale: vectors caught up %.1f s after the load; VmHWM %d MiB; peak heap %d MB (%.1f s in), peak live heap %d MB, peak RssAnon %d MiB, RssFile %d MiB; live heap then %d MB\n",
+		took.Seconds(), vmHWM(b)>>20, peak.max/1e6, peak.maxAt.Seconds(), peak.maxLive/1e6, peak.maxAnon>>20, peak.maxFile>>20, live[0].Value.Uint64()/1e6)
 	stopProf()
 	stopProf = func() {}
 
