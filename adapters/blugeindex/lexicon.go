@@ -516,13 +516,9 @@ func (lex *lexicon) compact(d *docAnalysis) {
 		}
 	}
 	kept[0] = uint32(len(kept))
-	for _, tn := range d.nameUnits {
-		li := langIndex(tn.lang)
-		if li < 0 { // no language coverage reads
-			continue
-		}
+	for _, tn := range d.nameUnits { // of languages, never exact: in analysed
 		at := len(kept)
-		kept = append(kept, uint32(li), 0)
+		kept = append(kept, uint32(langIndex(tn.lang)), 0)
 		kept = lex.flatNames(kept, tn.units)
 		kept[at+1] = uint32(len(kept) - at - 2)
 	}

@@ -242,16 +242,6 @@ func (d *snapshotReader) id(table []string) string {
 	return table[i]
 }
 
-// strID reads an id of a string table of n strings.
-func (d *snapshotReader) strID(n int) uint32 {
-	i := d.uint()
-	if i >= uint64(n) {
-		d.fail("string id %d of %d", i, n)
-		return 0
-	}
-	return uint32(i)
-}
-
 func readCounts[N int | int32](d *snapshotReader) map[string]N {
 	n := d.count()
 	m := make(map[string]N, min(n, 1<<20))
@@ -468,20 +458,7 @@ func validKept(kept []uint32, n int) bool {
 	if len(kept) == 0 || kept[0] < 1 || int(kept[0]) > len(kept) {
 		return false
 	}
-	// groups walks a part's groups; each group's items go to items.
-	groups := func(part []uint32, langs int, items func([]uint32) bool) bool {
-		for i := 0; i < len(part); {
-			if i+2 > len(part) || int(part[i]) >= langs || int(part[i+1]) > len(part)-i-2 {
-				return false
-			}
-			if !items(part[i+2 : i+2+int(part[i+1])]) {
-				return false
-			}
-			i += 2 + int(part[i+1])
-		}
-		return true
-	}
-	ids := func(xs []uint32) bool {
+	ids := func(xs []uint32) bool { // string table ids
 		for _, x := range xs {
 			if int(x) >= n {
 				return false
@@ -489,16 +466,26 @@ func validKept(kept []uint32, n int) bool {
 		}
 		return true
 	}
-	units := func(us []uint32) bool {
-		for i := 0; i < len(us); {
-			if i+2 > len(us) || int(us[i]) >= n || int(us[i+1]) > len(us)-i-2 || !ids(us[i+2:i+2+int(us[i+1])]) {
-				return false
-			}
-			i += 2 + int(us[i+1])
+	return runs(kept[1:kept[0]], len(languages), ids) &&
+		runs(kept[kept[0]:], len(analysed), func(units []uint32) bool { return runs(units, n, ids) })
+}
+
+// runs tells whether xs is a sequence of runs as unitAt reads them (a
+// head under heads, a length, that many items), each run's items passing
+// items. The words' and names' groups are such runs (their heads are
+// languages), and so are the units of a name (their heads string ids).
+func runs(xs []uint32, heads int, items func([]uint32) bool) bool {
+	for i := 0; i < len(xs); {
+		if i+2 > len(xs) || int(xs[i]) >= heads || int(xs[i+1]) > len(xs)-i-2 {
+			return false
 		}
-		return true
+		_, run, next := unitAt(xs, i)
+		if !items(run) {
+			return false
+		}
+		i = next
 	}
-	return groups(kept[1:kept[0]], len(languages), ids) && groups(kept[kept[0]:], len(analysed), units)
+	return true
 }
 
 // idBlocks hands out word id slices from large blocks.

@@ -432,7 +432,8 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 		return core.IngestResult{}, core.Unavailablef(err, "store unavailable")
 	}
 
-	if len(rel.Resources) > s.cfg.IndexChunk { // a bulk release from its diff on (bulkGC)
+	bulk := len(rel.Resources) > s.cfg.IndexChunk // a bulk release from its diff on (bulkGC)
+	if bulk {
 		s.bulk.enter()
 		defer s.bulk.leave()
 	}
@@ -554,7 +555,7 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 	// are moved into a slice of their own, freed when the index has taken
 	// it, and the vectors' queue gets the keys (see dropsPuts).
 	chunks := indexChunks(changed, toRemove, s.cfg.IndexChunk)
-	if len(chunks) > 1 { // a few resources that withdraw thousands, too
+	if len(chunks) > 1 && !bulk { // a few resources that withdraw thousands, too
 		s.bulk.enter()
 		defer s.bulk.leave()
 	}
