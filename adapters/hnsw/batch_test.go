@@ -88,7 +88,7 @@ func TestAddBatchItems(t *testing.T) {
 		vec []float32
 	}{{"r5", vs[5]}, {"r6", vs[299]}, {"r250", vs[250]}} {
 		res := idx.Search(c.vec, 2)
-		if !slices.ContainsFunc(res, func(r Result) bool { return r.ID == c.id && r.Score > 0.999 }) {
+		if !slices.ContainsFunc(res, func(r Result) bool { return r.ID == c.id && r.Score > 1-roundingTol }) {
 			t.Errorf("Search(vector of %s) = %v", c.id, res)
 		}
 	}

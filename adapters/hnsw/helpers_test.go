@@ -3,11 +3,16 @@ package hnsw
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 )
 
 const dim = 320
+
+// roundingTol bounds how far the int8 codes move a unit vector's
+// similarity to itself from 1 (dot.go; about 0.001 in practice).
+const roundingTol = 0.005
 
 // uniformVecs returns n random unit vectors, uniform on the sphere: the
 // "random normalised vectors" of the brief, and the worst case for any
@@ -65,6 +70,41 @@ func recallAt(idx *Index, queries [][]float32, k int) float64 {
 			want[r.ID] = true
 		}
 		for _, r := range idx.Search(q, k) {
+			if want[r.ID] {
+				hit++
+			}
+		}
+		all += len(want)
+	}
+	return float64(hit) / float64(all)
+}
+
+// exactFloat is the true top k of vs for q in float64 arithmetic on the
+// float32 vectors as given, before any quantisation: what recall is
+// measured against when the stored vectors' rounding must count too.
+func exactFloat(vs [][]float32, q []float32, k int) []Result {
+	h := make(worstFirst, 0, k)
+	for i, v := range vs {
+		var s float64
+		for j, f := range v {
+			s += float64(f) * float64(q[j])
+		}
+		h.offer(Result{idOf(i), float32(s)}, k)
+	}
+	slices.SortFunc(h, compareResults)
+	return h
+}
+
+// trueRecall is the share of float32's true top k (exactFloat) that find
+// returns, over queries.
+func trueRecall(vs, queries [][]float32, k int, find func([]float32, int) []Result) float64 {
+	var hit, all int
+	for _, q := range queries {
+		want := map[string]bool{}
+		for _, r := range exactFloat(vs, q, k) {
+			want[r.ID] = true
+		}
+		for _, r := range find(q, k) {
 			if want[r.ID] {
 				hit++
 			}

@@ -101,6 +101,7 @@ type Index struct {
 	efC, efS   int
 	exactBelow int
 	ml         float64 // level multiplier 1/ln(M) of the paper
+	rot        *rotation
 
 	mu    sync.RWMutex
 	idMu  sync.Mutex
@@ -114,10 +115,11 @@ type Index struct {
 
 	// The arrays are as long as the capacity; they are replaced only
 	// under mu's write lock.
-	nodes []node
-	state []uint32  // slotState of each slot
-	vecs  []float32 // slot s at [s*dim, (s+1)*dim)
-	l0    []uint32  // layer-0 links, stride m0+1: count, then the links
+	nodes  []node
+	state  []uint32  // slotState of each slot
+	vecs   []int8    // slot s's codes at [s*dim, (s+1)*dim) (dot.go)
+	scales []float32 // slot s's scale
+	l0     []uint32  // layer-0 links, stride m0+1: count, then the links
 
 	linkMu [linkStripes]sync.Mutex
 
@@ -163,6 +165,7 @@ func New(dim int, opt Options) *Index {
 		pcg:        rand.NewPCG(uint64(opt.Seed), 0x9e3779b97f4a7c15),
 		ids:        make(map[string]uint32),
 		wctx:       new(searchCtx),
+		rot:        newRotation(dim),
 	}
 	x.rng = rand.New(x.pcg)
 	x.ctxs.New = func() any { return new(searchCtx) }
@@ -280,9 +283,12 @@ const minPerWorker = 16
 func (x *Index) insert(c *searchCtx, id string, vec []float32) (vacuum bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	codes := slices.Grow(c.codes[:0], x.dim)[:x.dim]
+	c.codes = codes
+	scale := quantize(x.rot.apply(vec, c.query(x.dim)), codes)
 	x.idMu.Lock()
 	old, had := x.ids[id]
-	if had && slices.Equal(x.vec(old), vec) {
+	if had && x.scales[old] == scale && slices.Equal(x.vec(old), codes) {
 		x.idMu.Unlock()
 		return false
 	}
@@ -300,7 +306,7 @@ func (x *Index) insert(c *searchCtx, id string, vec []float32) (vacuum bool) {
 		x.kill(old)
 	}
 	level := x.randomLevel()
-	s := x.alloc(id, level, vec)
+	s := x.alloc(id, level, codes, scale)
 	vacuum = x.needVacuum()
 	x.idMu.Unlock()
 	if had {
@@ -316,7 +322,9 @@ func (x *Index) insert(c *searchCtx, id string, vec []float32) (vacuum bool) {
 		defer x.topMu.Unlock()
 		t = x.top.Load()
 	}
-	x.plan(c, vec, level, t)
+	// The node is placed by its vector as stored, as every later
+	// comparison with it will see it.
+	x.plan(c, x.decoded(s, &c.qa), level, t)
 	x.link(c, s)
 	if atomic.CompareAndSwapUint32(&x.state[s], pending, live) {
 		x.live.Add(1)
@@ -372,11 +380,12 @@ func (x *Index) Search(query []float32, k int) []Result {
 	if n == 0 {
 		return nil
 	}
+	c := x.ctxs.Get().(*searchCtx)
+	defer x.ctxs.Put(c)
+	query = x.rot.apply(query, c.query(x.dim))
 	if n < int64(x.exactBelow) || x.top.Load() == 0 {
 		return x.exact(query, k)
 	}
-	c := x.ctxs.Get().(*searchCtx)
-	defer x.ctxs.Put(c)
 	return x.search(c, query, k)
 }
 
@@ -384,7 +393,7 @@ func (x *Index) Search(query []float32, k int) []Result {
 func (x *Index) search(c *searchCtx, query []float32, k int) []Result {
 	t := x.top.Load()
 	entry := entryOf(t)
-	ep := cand{dot(query, x.vec(entry)), entry}
+	ep := cand{x.sim(query, entry), entry}
 	for l := topLevel(t); l > 0; l-- {
 		ep = x.greedy(c, query, ep, l)
 	}
@@ -404,11 +413,16 @@ func (x *Index) Exact(query []float32, k int) []Result {
 	if k < 1 || len(query) != x.dim || !usable(query) {
 		return nil
 	}
+	c := x.ctxs.Get().(*searchCtx)
+	defer x.ctxs.Put(c)
+	query = x.rot.apply(query, c.query(x.dim))
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return x.exact(query, k)
 }
 
+// exact is the scan of Exact for a rotated query; the caller holds the
+// read lock.
 func (x *Index) exact(q []float32, k int) []Result {
 	k = min(k, x.Len())
 	if k <= 0 {
@@ -494,7 +508,7 @@ func usable(v []float32) bool {
 	return ss > 0 && !math.IsInf(ss, 0) // NaN fails ss > 0
 }
 
-func (x *Index) vec(s uint32) []float32 {
+func (x *Index) vec(s uint32) []int8 {
 	i := int(s) * x.dim
 	return x.vecs[i : i+x.dim : i+x.dim]
 }
@@ -584,13 +598,14 @@ func (x *Index) grow(n int) {
 	c := max(used+n, len(x.nodes)+len(x.nodes)/4, 64)
 	x.nodes = append(make([]node, 0, c), x.nodes...)[:c]
 	x.state = append(make([]uint32, 0, c), x.state...)[:c]
-	x.vecs = append(make([]float32, 0, c*x.dim), x.vecs...)[:c*x.dim]
+	x.vecs = append(make([]int8, 0, c*x.dim), x.vecs...)[:c*x.dim]
+	x.scales = append(make([]float32, 0, c), x.scales...)[:c]
 	x.l0 = append(make([]uint32, 0, c*(x.m0+1)), x.l0...)[:c*(x.m0+1)]
 }
 
 // alloc takes a free slot, or a new one, for a pending node; the caller
 // holds idMu and has made room (grow).
-func (x *Index) alloc(id string, level int, v []float32) uint32 {
+func (x *Index) alloc(id string, level int, codes []int8, scale float32) uint32 {
 	var s uint32
 	if n := len(x.free); n > 0 {
 		s = x.free[n-1]
@@ -599,7 +614,8 @@ func (x *Index) alloc(id string, level int, v []float32) uint32 {
 		s = x.used.Load()
 		x.used.Store(s + 1)
 	}
-	copy(x.vec(s), v)
+	copy(x.vec(s), codes)
+	x.scales[s] = scale
 	nd := &x.nodes[s]
 	nd.id, nd.level = id, int32(level)
 	nd.upper = nil
@@ -632,7 +648,7 @@ func (x *Index) plan(c *searchCtx, v []float32, level int, t uint64) {
 		return
 	}
 	entry, maxLevel := entryOf(t), topLevel(t)
-	ep := cand{dot(v, x.vec(entry)), entry}
+	ep := cand{x.sim(v, entry), entry}
 	for l := maxLevel; l > level; l-- {
 		ep = x.greedy(c, v, ep, l)
 	}
@@ -700,8 +716,8 @@ func (x *Index) addLink(c *searchCtx, n, s uint32, l int, sim float32) {
 	// toN[i], toS[i]: similarity of member i to n and to s.
 	toN, toS := slices.Grow(c.toN[:0], len(ls))[:len(ls)], slices.Grow(c.toS[:0], len(ls))[:len(ls)]
 	c.toN, c.toS = toN, toS
-	x.dots(x.vec(n), ls, toN)
-	x.dots(x.vec(s), ls, toS) // the members are in cache now
+	x.dots(x.decoded(n, &c.qa), ls, toN)
+	x.dots(x.decoded(s, &c.qb), ls, toS) // the members are in cache now
 	for i := range ls {
 		if toN[i] > sim && toS[i] > sim {
 			return
@@ -737,16 +753,16 @@ func (x *Index) selectNeighbors(cs []cand, m int, c *searchCtx) []cand {
 		if len(out) >= m {
 			break
 		}
-		ev := x.vec(e.slot)
+		ev := x.decoded(e.slot, &c.qb)
 		ok := true
 		j := 0
 		for ; ok && j+4 <= len(out); j += 4 {
 			r := out[j : j+4 : j+4]
-			a, b, c, d := dot4(ev, x.vec(r[0].slot), x.vec(r[1].slot), x.vec(r[2].slot), x.vec(r[3].slot))
-			ok = a <= e.sim && b <= e.sim && c <= e.sim && d <= e.sim
+			a, b, cc, d := x.sim4(ev, []uint32{r[0].slot, r[1].slot, r[2].slot, r[3].slot})
+			ok = a <= e.sim && b <= e.sim && cc <= e.sim && d <= e.sim
 		}
 		for ; ok && j < len(out); j++ {
-			ok = dot(ev, x.vec(out[j].slot)) <= e.sim
+			ok = x.sim(ev, out[j].slot) <= e.sim
 		}
 		if ok {
 			out = append(out, e)
@@ -800,6 +816,9 @@ type searchCtx struct {
 	old    []uint32
 	next   []uint32  // neighbours to score
 	sims   []float32 // their scores
+	codes  []int8    // an inserted vector's codes
+	rq     []float32 // a query or inserted vector rotated
+	qa, qb []float32 // stored vectors decoded to be queries
 	dots   int       // similarities computed, for the benchmarks
 
 	planned [][]cand // the plan of an insert: its links on layer l
@@ -815,6 +834,14 @@ func (c *searchCtx) nextGen(n int) {
 		clear(c.marks)
 		c.gen = 1
 	}
+}
+
+// query returns c.rq with room for a vector of dim.
+func (c *searchCtx) query(dim int) []float32 {
+	if len(c.rq) < dim {
+		c.rq = make([]float32, dim)
+	}
+	return c.rq[:dim]
 }
 
 // scratch returns c.sims with room for n scores.

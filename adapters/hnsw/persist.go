@@ -122,7 +122,7 @@ func (c *CatalogIndex) Resume(_ context.Context, embedderID, mark string) (bool,
 	per := make(map[core.CatalogID]*Index, h.catalogs)
 	for range h.catalogs {
 		cat := core.CatalogID(r.str(1 << 10))
-		ix := load(r, c.dim, Options{})
+		ix := load(r, h.version, c.dim, Options{})
 		if ix == nil || r.err != nil {
 			return false, r.err
 		}

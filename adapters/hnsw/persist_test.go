@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -231,9 +232,9 @@ func TestKeptGraphRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newSnapReader(bytes.NewReader(good), int64(len(good)))
-	readHeader(r)
+	h := readHeader(r)
 	_ = r.str(1 << 10)
-	if x := load(r, dim, Options{M: 8}); x != nil || !errors.Is(r.err, errSnapshot) {
+	if x := load(r, h.version, dim, Options{M: 8}); x != nil || !errors.Is(r.err, errSnapshot) {
 		t.Fatalf("a graph of M 16 was loaded as M 8: %v", r.err)
 	}
 }
@@ -263,4 +264,130 @@ func TestOpenClearsACutPersist(t *testing.T) {
 	if _, err := os.Stat(path + ".12345"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("left: %v", err)
 	}
+}
+
+// TestVersion1SnapshotIsTakenUp: a snapshot of the float32 format
+// (version 1, before the int8 codes) is taken up, its vectors quantised as
+// they are read, and answers as the graph it was written from. The
+// version-1 file is this graph's own snapshot with each vector written
+// back as float32 (its codes decoded), which is what quantises back to
+// the same codes.
+func TestVersion1SnapshotIsTakenUp(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "vectors.snap")
+	c, qs, _ := keptIndex(t, path)
+	before := searchAll(t, c, qs)
+	if err := c.Persist(ctx, "hash-v1", "mark-1"); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := toVersion1(t, good)
+	if len(old) <= len(good) {
+		t.Fatalf("the version-1 file is %d bytes, the version-2 one %d", len(old), len(good))
+	}
+	if err := os.WriteFile(path, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenCatalogIndex(dim, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := d.Resume(ctx, "hash-v1", "mark-1"); !ok || err != nil {
+		t.Fatalf("Resume of version 1: %v %v", ok, err)
+	}
+	// Written back as float32 and rotated again, a vector comes out of
+	// its quantisation with the same codes, or codes one step off where
+	// float rounding crossed a half: scores may move in the last bits and
+	// swap near ties, nothing more.
+	after := searchAll(t, d, qs)
+	for i := range before {
+		if len(after[i]) != len(before[i]) {
+			t.Fatalf("answer %d: %d hits, %d before", i, len(after[i]), len(before[i]))
+		}
+		for j, h := range after[i] {
+			b := before[i][j]
+			if math.Abs(h.Score-b.Score) > 1e-4 {
+				t.Fatalf("answer %d hit %d: %v, before %v", i, j, h, b)
+			}
+		}
+	}
+}
+
+// toVersion1 rewrites a version-2 snapshot in version 1's layout.
+func toVersion1(t *testing.T, b []byte) []byte {
+	t.Helper()
+	r := newSnapReader(bytes.NewReader(b), int64(len(b)))
+	var out bytes.Buffer
+	w := newSnapWriter(&out)
+	h := readHeader(r)
+	if h.version != snapshotVersion {
+		t.Fatalf("version %d", h.version)
+	}
+	w.bytes(snapshotMagic[:])
+	w.u32(snapshotFloats)
+	w.str(h.embedder)
+	w.str(h.mark)
+	w.u32(uint32(h.dim))
+	w.u32(uint32(h.catalogs))
+	words := func(n int) { s := make([]uint32, n); r.words(s); w.words(s) }
+	for range h.catalogs {
+		w.str(r.str(1 << 10))
+		m := r.u32()
+		w.u32(m)
+		w.u32(r.u32())
+		used := int(r.u32())
+		w.u32(uint32(used))
+		w.u64(r.u64())
+		w.str(r.str(64))
+		nfree := int(r.u32())
+		w.u32(uint32(nfree))
+		words(nfree)
+		for range 2 { // states, levels
+			s := make([]byte, used)
+			r.bytes(s)
+			w.bytes(s)
+		}
+		words(used) // id lengths
+		total := r.u64()
+		w.u64(total)
+		ids := make([]byte, total)
+		r.bytes(ids)
+		w.bytes(ids)
+		codes := make([]int8, used*h.dim)
+		scales := make([]float32, used)
+		r.bytes(codeBytes(codes))
+		r.words(floatWords(scales))
+		v, orig := make([]float32, h.dim), make([]float32, h.dim)
+		rot := newRotation(h.dim)
+		for s := range used {
+			w.words(floatWords(rot.invert(decode(codes[s*h.dim:(s+1)*h.dim], scales[s], v), orig)))
+		}
+		words(used * (2*int(m) + 1))
+		upper := r.u64()
+		w.u64(upper)
+		words(int(upper))
+	}
+	if err := r.check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.finish(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// invert writes to out the vector v is the rotation of (v is changed).
+func (rt *rotation) invert(v, out []float32) []float32 {
+	off := 0
+	for _, n := range rt.blocks {
+		hadamard(v[off : off+n]) // its own inverse
+		off += n
+	}
+	for i, p := range rt.perm {
+		out[p] = rt.sign[i] * v[i]
+	}
+	return out
 }

@@ -15,24 +15,30 @@ import (
 // it up in the time it takes to read it instead of inserting every vector
 // again (minutes per 100,000 on two cores). Layout, little-endian:
 //
-//	magic "CSHNSW" 0 1, version u32
+//	magic "CSHNSW" 0 1, version u32 (2; 1 is still read)
 //	header: embedder id, mark (strings: u32 length, bytes), dim u32, catalogs u32
 //	per catalog: name, M u32, efConstruction u32, slots u32, top u64,
 //	  the level generator's state (string), free slots (u32 count, u32 each),
 //	  state u8 per slot, level u8 per slot, id lengths u32 per slot, the ids'
-//	  bytes (u64 length, bytes), vectors (slots·dim float32), layer-0 lists
+//	  bytes (u64 length, bytes), vectors (slots·dim int8 codes, then slots
+//	  float32 scales; version 1: slots·dim float32), layer-0 lists
 //	  (slots·(2M+1) u32), upper lists (u64 words, the words of every node
 //	  with a level above 0, in slot order)
 //	CRC-32C of everything before, u32
 //
 // The arrays are the index's own, written and read as they are (one copy
-// on a little-endian machine), so a million vectors are about 1.5 GB and
+// on a little-endian machine), so a million vectors are about 0.6 GB and
 // read at the disk's speed. Reading checks every length against what is
 // left of the file before allocating, the checksum at the end, and every
 // link, level and state, so a truncated or damaged file is refused
 // (errSnapshot), never half taken up.
 
-const snapshotVersion = 1
+const snapshotVersion = 2
+
+// snapshotFloats is the last version that kept float32 vectors: its
+// vectors are quantised as they are read, so an upgrade keeps the graph
+// instead of rebuilding it (minutes per 100,000 vectors).
+const snapshotFloats = 1
 
 var snapshotMagic = [8]byte{'C', 'S', 'H', 'N', 'S', 'W', 0, 1}
 
@@ -41,6 +47,7 @@ var errSnapshot = errors.New("hnsw: unusable snapshot")
 
 // snapHeader is what a snapshot says about itself before its graphs.
 type snapHeader struct {
+	version  uint32
 	embedder string
 	mark     string
 	dim      int
@@ -238,6 +245,32 @@ func wordBytes(s []uint32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 4*len(s))
 }
 
+// codeBytes is the memory of s as bytes.
+func codeBytes(s []int8) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+// quantized reads version 1's float32 vectors, one at a time, into codes
+// and scales (rotated, as Add does). A free slot's vector is whatever was left there; it is read
+// and dropped.
+func (r *snapReader) quantized(codes []int8, scales []float32, states []byte, rot *rotation) {
+	dim := len(codes) / max(len(scales), 1)
+	v, rv := make([]float32, dim), make([]float32, dim)
+	for s := range scales {
+		r.words(floatWords(v))
+		if r.err != nil {
+			return
+		}
+		if slotState(states[s]) == free || !usable(v) {
+			continue
+		}
+		scales[s] = quantize(rot.apply(v, rv), codes[s*dim:(s+1)*dim])
+	}
+}
+
 // floatWords is the memory of s as u32s (the float32 bit patterns).
 func floatWords(s []float32) []uint32 {
 	if len(s) == 0 {
@@ -261,10 +294,11 @@ func readHeader(r *snapReader) snapHeader {
 	if r.err == nil && magic != snapshotMagic {
 		r.fail("not a snapshot of this index")
 	}
-	if v := r.u32(); r.err == nil && v != snapshotVersion {
-		r.fail("format version %d, this build reads %d", v, snapshotVersion)
+	v := r.u32()
+	if r.err == nil && v != snapshotVersion && v != snapshotFloats {
+		r.fail("format version %d, this build reads %d and %d", v, snapshotFloats, snapshotVersion)
 	}
-	h := snapHeader{embedder: r.str(1 << 12), mark: r.str(1 << 12)}
+	h := snapHeader{version: v, embedder: r.str(1 << 12), mark: r.str(1 << 12)}
 	h.dim = int(r.u32())
 	h.catalogs = int(r.u32())
 	return h
@@ -311,7 +345,8 @@ func (x *Index) save(w *snapWriter) {
 	}
 	w.u64(uint64(total))
 	w.bytes(ids)
-	w.words(floatWords(x.vecs[:used*x.dim]))
+	w.bytes(codeBytes(x.vecs[:used*x.dim]))
+	w.words(floatWords(x.scales[:used]))
 	w.words(x.l0[:used*(x.m0+1)])
 	w.u64(uint64(upper))
 	for s := range used {
@@ -319,10 +354,11 @@ func (x *Index) save(w *snapWriter) {
 	}
 }
 
-// load reads a graph saved by save into a new index with the options
-// given, which must have the dimension, M and efConstruction it was built
-// with (others may differ: they are read at search time).
-func load(r *snapReader, dim int, opt Options) *Index {
+// load reads a graph saved by save, in the given format version, into a
+// new index with the options given, which must have the dimension, M and
+// efConstruction it was built with (others may differ: they are read at
+// search time).
+func load(r *snapReader, version uint32, dim int, opt Options) *Index {
 	x := New(dim, opt)
 	if m, efC := int(r.u32()), int(r.u32()); r.err == nil && (m != x.m || efC != x.efC) {
 		r.fail("built with M %d, efConstruction %d; configured %d, %d", m, efC, x.m, x.efC)
@@ -345,7 +381,11 @@ func load(r *snapReader, dim int, opt Options) *Index {
 	r.words(x.free)
 	// Every slot takes at least its state, level, id length, vector and
 	// layer-0 list: refuse a count the file cannot hold before allocating.
-	if !r.room(uint64(used) * uint64(2+4+4*dim+4*(x.m0+1))) {
+	vecBytes := dim + 4
+	if version == snapshotFloats {
+		vecBytes = 4 * dim
+	}
+	if !r.room(uint64(used) * uint64(2+4+vecBytes+4*(x.m0+1))) {
 		return nil
 	}
 	states := make([]byte, used)
@@ -362,9 +402,15 @@ func load(r *snapReader, dim int, opt Options) *Index {
 	r.bytes(idBytes)
 	x.nodes = make([]node, used)
 	x.state = make([]uint32, used)
-	x.vecs = make([]float32, used*dim)
+	x.vecs = make([]int8, used*dim)
+	x.scales = make([]float32, used)
+	if version == snapshotFloats {
+		r.quantized(x.vecs, x.scales, states, x.rot)
+	} else {
+		r.bytes(codeBytes(x.vecs))
+		r.words(floatWords(x.scales))
+	}
 	x.l0 = make([]uint32, used*(x.m0+1))
-	r.words(floatWords(x.vecs))
 	r.words(x.l0)
 	words := r.u64()
 	if !r.room(4 * words) {

@@ -128,7 +128,7 @@ func (x *Index) repair(s uint32, doomed []bool) {
 		}
 		c.next = next
 		sims := c.scratch(len(next))[:len(next)]
-		x.dots(x.vec(s), next, sims)
+		x.dots(x.decoded(s, &c.qa), next, sims)
 		cs := c.prune[:0]
 		for i, o := range next {
 			cs = append(cs, cand{sims[i], o})
@@ -178,9 +178,9 @@ func (x *Index) repair(s uint32, doomed []bool) {
 // too few live nodes, and without a search s could be cut off.
 func (x *Index) refill(s uint32, l int, cs []cand) []cand {
 	c := x.wctx
-	v := x.vec(s)
+	v := x.decoded(s, &c.qa)
 	t := x.top.Load()
-	ep := cand{dot(v, x.vec(entryOf(t))), entryOf(t)}
+	ep := cand{x.sim(v, entryOf(t)), entryOf(t)}
 	for up := topLevel(t); up > l; up-- {
 		ep = x.greedy(c, v, ep, up)
 	}
