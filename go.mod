@@ -20,6 +20,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	github.com/x448/float16 v0.8.4
 	github.com/xuri/excelize/v2 v2.11.0
 	go.uber.org/dig v1.19.0
 	go.uber.org/fx v1.24.0

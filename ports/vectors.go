@@ -64,7 +64,9 @@ type StoredVector struct {
 }
 
 // VectorStore keeps vectors durably, per embedder, so a restart needs no
-// re-embedding and two models' vectors are never mixed.
+// re-embedding and two models' vectors are never mixed. A vector comes
+// back to half precision at least (each coordinate within 2^-11 of its
+// size): a store may keep float16s.
 type VectorStore interface {
 	PutVectors(ctx context.Context, embedderID string, vs []StoredVector) error
 	// ScanVectors calls fn for every vector of the embedder.

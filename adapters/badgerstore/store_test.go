@@ -2,13 +2,17 @@ package badgerstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -149,5 +153,38 @@ func TestOpenAfterACrashLeftAnEmptyMemtable(t *testing.T) {
 	}
 	if _, err := os.Stat(empty); !os.IsNotExist(err) {
 		t.Fatalf("the empty memtable file is still there: %v", err)
+	}
+}
+
+// TestFloat32VectorRecordsAreRead: vectors written before the half-precision
+// records (float32s, no flag) are read as they were written.
+func TestFloat32VectorRecordsAreRead(t *testing.T) {
+	s, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	k := core.Key{Catalog: core.National, ID: "6000000001"}
+	want := []float32{0.6, -0.8, 1e-9}
+	old := []byte{2, 'h', '1'}
+	for _, f := range want {
+		old = binary.LittleEndian.AppendUint32(old, math.Float32bits(f))
+	}
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(vecKey("e", k), old) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutVectors(context.Background(), "e", []ports.StoredVector{{Key: core.Key{Catalog: core.DKBR, ID: "#G1"}, Hash: "h2", Vec: want}}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[core.Key]ports.StoredVector{}
+	if err := s.ScanVectors(context.Background(), "e", func(v ports.StoredVector) error { got[v.Key] = v; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if v := got[k]; v.Hash != "h1" || !slices.Equal(v.Vec, want) {
+		t.Fatalf("the float32 record reads %+v, want %v", v, want)
+	}
+	half := got[core.Key{Catalog: core.DKBR, ID: "#G1"}]
+	if half.Hash != "h2" || len(half.Vec) != 3 || half.Vec[0] == want[0] || math.Abs(float64(half.Vec[0]-want[0])) > 0.6/2048 {
+		t.Fatalf("the half-precision record reads %+v, want %v to 2^-11", half, want)
 	}
 }
