@@ -5,6 +5,10 @@
 #   test/perf/files.sh          # PORT=18820 by default
 #   ROWS=1000000 test/perf/files.sh  # a million-row CSV (SERVICE_MAX_ROWS and
 #                                    # SERVICE_MAX_UPLOAD raised to take it)
+# Then it waits until the background vectors have caught up with the file
+# (hybrid search stops noting a backlog; VECTORS_CAP seconds at most, 3600
+# by default; VECTORS_CAP=0 skips the wait) and prints the peak RSS and
+# the resident split (anonymous, file-backed) at that point.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 shared=${CLIMATESEARCH_SHARED:-../shared}
@@ -45,3 +49,13 @@ map100=(-F "map.id=Sorterings ID" -F "map.name=Navn DK" -F "map.name_en=Navn DE/
 step "dry run $rows-row CSV" "${map100[@]}" -F "file=@$work/gen.csv" "$base/admin/ingest/file?catalog=dkbr&dry_run=true"
 step "apply $rows-row CSV" "${map100[@]}" -F "file=@$work/gen.csv" "$base/admin/ingest/file?catalog=dkbr"
 step "search after $rows" "$base/api/search?q=beton&databases=dkbr"
+cap=${VECTORS_CAP:-3600}
+if [ "$cap" -gt 0 ]; then
+  t0=$(date +%s)
+  until curl -fs "$base/api/search?q=beton&databases=dkbr&vector=true&limit=1" | python3 -c 'import json,sys; sys.exit(1 if any(n.startswith(("vectors are still", "vector search unavailable")) for n in json.load(sys.stdin).get("notes") or []) else 0)' 2>/dev/null; do
+    [ $(( $(date +%s) - t0 )) -ge "$cap" ] && { echo "vectors not caught up within $cap s"; break; }
+    sleep 1
+  done
+  printf '%-28s %7d s    peak RSS so far %s; now RssAnon %s, RssFile %s\n' "vectors caught up after" "$(( $(date +%s) - t0 ))" "$(hwm)" \
+    "$(awk '/RssAnon/{print int($2/1024) " MiB"}' /proc/$pid/status)" "$(awk '/RssFile/{print int($2/1024) " MiB"}' /proc/$pid/status)"
+fi
