@@ -94,6 +94,10 @@ const (
 	// settleFloor is the fewest value-log bytes written between two
 	// settles; see settle.
 	settleFloor = 16 << 20
+	// releaseEvery is how many value-log bytes are written between two
+	// releases of the mapped value log's pages (releaseVlog), so what
+	// writing leaves resident stays about this much.
+	releaseEvery = 32 << 20
 	// flushKey is written and dropped to make Badger flush its memtable;
 	// '~' sorts after every other prefix, so dropping it touches at most
 	// the last table of each level.
@@ -134,6 +138,12 @@ type Store struct {
 	written  atomic.Int64
 	settleAt atomic.Int64
 	settleCh chan struct{}
+	// unreleased counts value-log bytes written since the last release
+	// (see releaseVlog); dir is the store's directory as the kernel names
+	// it, noRelease set once the kernel refused.
+	unreleased atomic.Int64
+	dir        string
+	noRelease  atomic.Bool
 
 	finishLocks [64]sync.Mutex // see finishLock
 	finishMu    sync.Mutex
@@ -193,6 +203,12 @@ func Open(dir string, log *zap.Logger) (*Store, error) {
 	}
 	s.idle = sync.NewCond(&s.mu)
 	s.settleAt.Store(max(settleFloor, s.vlogBytes()/2))
+	// The kernel names the mapped files by their real paths.
+	if abs, err := filepath.Abs(dir); err == nil {
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			s.dir = real
+		}
+	}
 	if err := s.takeIndexMark(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
@@ -277,7 +293,8 @@ func (s *Store) leaveWrite() {
 // when enough have gathered. Values under the threshold live in the LSM
 // tree, whose own compactions reclaim them, so only larger ones count.
 func (s *Store) wrote(n int) {
-	if s.written.Add(int64(n)) < s.settleAt.Load() {
+	due := s.unreleased.Add(int64(n)) >= releaseEvery && !s.noRelease.Load()
+	if s.written.Add(int64(n)) < s.settleAt.Load() && !due {
 		return
 	}
 	select {
@@ -304,9 +321,14 @@ func (s *Store) gcLoop() {
 			return
 		case <-t.C:
 			s.collect()
+			s.release()
 		case <-s.settleCh:
-			if s.written.Load() >= s.settleAt.Load() {
-				s.settle()
+			settled := s.written.Load() >= s.settleAt.Load()
+			if settled {
+				s.settle() // its value-log GC rewrites values too
+			}
+			if settled || s.unreleased.Load() >= releaseEvery {
+				s.release()
 			}
 		}
 	}
@@ -353,6 +375,24 @@ func (s *Store) settle() {
 	s.settleAt.Store(max(settleFloor, after/2))
 	s.log.Debug("badger settled", zap.Duration("took", time.Since(start)),
 		zap.Int64("vlog_before", before), zap.Int64("vlog_after", after))
+}
+
+// release gives the mapped value log's pages back to the kernel
+// (releaseVlog), unless the kernel has refused before.
+func (s *Store) release() {
+	if s.noRelease.Load() || s.dir == "" {
+		return
+	}
+	s.unreleased.Store(0)
+	ok, err := releaseVlog(s.dir)
+	if !ok {
+		s.noRelease.Store(true)
+		s.log.Info("the mapped value log stays resident: the kernel has no MADV_PAGEOUT", zap.Error(err))
+		return
+	}
+	if err != nil {
+		s.log.Warn("badger: releasing the mapped value log", zap.Error(err))
+	}
 }
 
 // collect runs the value-log GC until it finds nothing to reclaim. Each

@@ -1,0 +1,95 @@
+package badgerstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+// TestWrittenValueLogIsNotKeptResident: values written through badger's
+// mapped value log stay resident in the process until released; with the
+// release, what writing leaves resident stays about releaseEvery, however
+// much is written.
+func TestWrittenValueLogIsNotKeptResident(t *testing.T) {
+	s, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	ctx := context.Background()
+	n := 0
+	put := func(mib int) { // mib MiB of 2 kB vectors (1,024 half floats)
+		t.Helper()
+		for range mib / 2 {
+			vs := make([]ports.StoredVector, 1000)
+			for i := range vs {
+				v := make([]float32, 1024)
+				for j := range v {
+					v[j] = float32(n+j) / 1e6
+				}
+				vs[i] = ports.StoredVector{Key: core.Key{Catalog: core.National, ID: strconv.Itoa(n)}, Hash: "h", Vec: v}
+				n++
+			}
+			if err := s.PutVectors(ctx, "e", vs); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	// Without releases, what is written stays resident.
+	s.noRelease.Store(true)
+	put(64)
+	if kept := residentVlog(t, s.dir); kept < 48<<20 {
+		t.Fatalf("the test needs written pages to stay resident: %d MiB of 64", kept>>20)
+	}
+
+	s.noRelease.Store(false)
+	put(128)
+	var kept int64
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if kept = residentVlog(t, s.dir); kept <= releaseEvery+16<<20 {
+			return
+		}
+	}
+	t.Fatalf("after 192 MiB written, %d MiB of the value log stays resident (releases every %d MiB)", kept>>20, releaseEvery>>20)
+}
+
+// residentVlog is the resident size of this process's mappings of the
+// value-log files under dir (/proc/self/smaps).
+func residentVlog(t *testing.T, dir string) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	var total int64
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if _, _, ok := mapRange(line); ok { // a mapping's first line
+			in = bytes.Contains(line, []byte(dir+"/")) && bytes.HasSuffix(line, []byte(".vlog"))
+			continue
+		}
+		if in && bytes.HasPrefix(line, []byte("Rss:")) {
+			var kb int64
+			if _, err := fmt.Sscanf(string(line), "Rss: %d kB", &kb); err != nil {
+				t.Fatal(err)
+			}
+			total += kb << 10
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return total
+}
