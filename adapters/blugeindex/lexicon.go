@@ -86,10 +86,32 @@ type docAnalysis struct {
 	// million documents the headers and the small arrays behind them were
 	// over a gigabyte.
 	kept []uint32
+	// thes is an indexed document's part of the thesaurus, nil for the
+	// many without synonyms: thes[0] is how many synonym entries follow
+	// (string table ids of entryKey), then the heads of its names, groups
+	// of one language as in kept (its index in analysed, the count, string
+	// ids).
+	thes []uint32
 	// hash fingerprints the terms, so a new dictionary re-indexes only the
 	// resources whose analysis it changed.
 	hash  uint64
 	*full // nil once indexed
+}
+
+// entries returns an indexed document's synonym entries (ids).
+func (d *docAnalysis) entries() []uint32 {
+	if len(d.thes) == 0 {
+		return nil
+	}
+	return d.thes[1 : 1+d.thes[0]]
+}
+
+// heads returns an indexed document's name heads (see thes).
+func (d *docAnalysis) heads() []uint32 {
+	if len(d.thes) == 0 {
+		return nil
+	}
+	return d.thes[1+d.thes[0]:]
 }
 
 // words returns an indexed document's words: per language its index in
@@ -109,8 +131,8 @@ type full struct {
 	// lens are the lengths of the fields of textFields, in terms.
 	lens []int32
 	// synonyms and heads are the resource's part of the thesaurus.
-	synonyms []langPhrase
-	heads    []langTerms
+	synonyms  []langPhrase
+	headTerms []langTerms
 	// fields holds the terms of each field of textFields (nil when empty).
 	fields [][]term
 	// nameUnits are the names' word units as text, until compact turns
@@ -474,6 +496,7 @@ func (lex *lexicon) apply(dl *delta) {
 			lex.add(k, d)
 		}
 	}
+	lex.thes.settle(lex.docs)
 }
 
 // intern returns the string table id of s.
@@ -523,10 +546,21 @@ func (lex *lexicon) compact(d *docAnalysis) {
 		kept[at+1] = uint32(len(kept) - at - 2)
 	}
 	d.kept = kept
-	for _, h := range d.heads {
-		for i := range h.terms {
-			h.terms[i] = lex.canonical(h.terms[i])
+	if len(d.synonyms) > 0 {
+		t := []uint32{0}
+		for _, e := range d.synonyms {
+			t = append(t, lex.intern(entryKey(e.lang, e.phrase)))
 		}
+		slices.Sort(t[1:]) // an entry listed twice counts once
+		t = slices.Compact(t)
+		t[0] = uint32(len(t) - 1)
+		for _, h := range d.headTerms {
+			t = append(t, uint32(langIndex(h.lang)), uint32(len(h.terms)))
+			for _, term := range h.terms {
+				t = append(t, lex.intern(term))
+			}
+		}
+		d.thes = slices.Clip(t)
 	}
 	d.full = nil
 	d.src = nil // read from the index when needed (Index.sources)
@@ -551,12 +585,17 @@ func (lex *lexicon) add(k core.Key, d *docAnalysis) {
 		lex.ids[t]++
 	}
 	lex.count(d, 1)
-	lex.thes.add(k, d) // keeps d.heads, which compact makes canonical
 	lex.compact(d)
+	lex.thes.add(k, d.entries())
 }
 
 func (lex *lexicon) remove(k core.Key, d *docAnalysis) {
 	k.ID = own(k.ID) // a count of ids that stays keeps no row alive
+	// The rings counted the document as it was indexed: d is computed
+	// again from its resource.
+	if old := lex.docs[k]; old != nil {
+		lex.thes.remove(k, old.entries())
+	}
 	delete(lex.docs, k)
 	if lex.catalogs[k.Catalog]--; lex.catalogs[k.Catalog] <= 0 {
 		delete(lex.catalogs, k.Catalog)
@@ -566,7 +605,6 @@ func (lex *lexicon) remove(k core.Key, d *docAnalysis) {
 			delete(lex.ids, t)
 		}
 	}
-	lex.thes.remove(k, d)
 	lex.count(d, -1)
 }
 
@@ -769,6 +807,6 @@ func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docA
 		}
 	}
 	d.hash = h.Sum64()
-	d.synonyms, d.heads = thesaurusOf(r, langs)
+	d.synonyms, d.headTerms = thesaurusOf(r, langs)
 	return d
 }

@@ -99,7 +99,7 @@ func analyzeQuery(text string, lex *lexicon) *textQuery {
 			}
 			q.add(t.text, w, fromQuery)
 		}
-		lex.thes.expand(tq, la.lang, wordTerms(ts))
+		lex.expand(tq, la.lang, wordTerms(ts))
 		for i := 0; i+1 < len(chunks); i++ {
 			a, b := chunks[i].pieces, chunks[i+1].pieces
 			if len(a) != 1 || len(b) != 1 || la.isStop(a[0]) || la.isStop(b[0]) {

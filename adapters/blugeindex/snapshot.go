@@ -24,7 +24,7 @@ import (
 // and catalog counts) is derived at load, not stored.
 
 // snapshotMagic starts every snapshot; its last byte is the format version.
-const snapshotMagic = "climatesearch-lexicon\x00\x03"
+const snapshotMagic = "climatesearch-lexicon\x00\x04"
 
 // snapshotWriter appends the encoding to a buffer.
 type snapshotWriter struct{ b []byte }
@@ -95,22 +95,6 @@ func writeSnapshot(w io.Writer, mark string, lex *lexicon) error {
 		h.uint(uint64(len(parts[c].b)))
 		pieces = append(pieces, h.b, parts[c].b)
 	}
-	// The thesaurus's synonym entries.
-	t := &snapshotWriter{}
-	t.uint(uint64(len(lex.thes.entries)))
-	for lang, entries := range lex.thes.entries {
-		t.str(string(lang))
-		t.uint(uint64(len(entries)))
-		for phrase, keys := range entries {
-			t.str(phrase)
-			t.uint(uint64(len(keys)))
-			for k := range keys {
-				t.str(string(k.Catalog))
-				t.str(k.ID)
-			}
-		}
-	}
-	pieces = append(pieces, t.b)
 	var crc uint32
 	for _, p := range pieces {
 		crc = crc32.Update(crc, crc32.IEEETable, p)
@@ -133,14 +117,9 @@ func (e *snapshotWriter) doc(lex *lexicon, k core.Key, d *docAnalysis) {
 	for _, v := range d.kept {
 		e.uint(uint64(v))
 	}
-	heads := lex.thes.heads[k]
-	e.uint(uint64(len(heads)))
-	for _, h := range heads {
-		e.str(string(h.lang))
-		e.uint(uint64(len(h.terms)))
-		for _, t := range h.terms {
-			e.uint(uint64(lex.strs[t]))
-		}
+	e.uint(uint64(len(d.thes)))
+	for _, v := range d.thes {
+		e.uint(uint64(v))
 	}
 }
 
@@ -331,7 +310,6 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 	onCores(len(chunks), func(c int) { chunks[c].decode(strOf) })
 	var keys []core.Key
 	var analysed []*docAnalysis
-	var heads [][]langTerms
 	for c := range chunks {
 		if err := chunks[c].r.err; err != nil {
 			return nil, "", err
@@ -339,7 +317,6 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 		if len(chunks[c].r.b) != 0 {
 			return nil, "", fmt.Errorf("%w: %d bytes after a chunk of documents", errSnapshot, len(chunks[c].r.b))
 		}
-		heads = append(heads, chunks[c].heads...)
 		keys = append(keys, chunks[c].keys...)
 		analysed = append(analysed, chunks[c].docs...)
 		chunks[c] = docChunk{}
@@ -362,30 +339,12 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 			}
 		}
 	})
-	wg.Go(func() {
-		lex.thes.heads = make(map[core.Key][]langTerms)
-		for i, hs := range heads {
-			if hs != nil {
-				lex.thes.heads[keys[i]] = hs
-			}
+	wg.Go(func() { // the rings, from the documents' synonym entries
+		for i, k := range keys {
+			lex.thes.add(k, analysed[i].entries())
 		}
 	})
 	wg.Wait()
-	langs := d.count()
-	for i := 0; i < langs && d.err == nil; i++ {
-		lang := core.Lang(d.str())
-		entries := make(map[string]map[core.Key]struct{})
-		n := d.count()
-		for j := 0; j < n && d.err == nil; j++ {
-			phrase := d.str()
-			keys := make(map[core.Key]struct{})
-			for m := d.count(); m > 0 && d.err == nil; m-- {
-				keys[core.Key{Catalog: core.CatalogID(d.str()), ID: d.str()}] = struct{}{}
-			}
-			entries[phrase] = keys
-		}
-		lex.thes.entries[lang] = entries
-	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("%d bytes after the lexicon", len(d.b))
 	}
@@ -410,7 +369,6 @@ type docChunk struct {
 	r     snapshotReader
 	keys  []core.Key
 	docs  []*docAnalysis
-	heads [][]langTerms // by index into keys; nil: none
 }
 
 // decode reads the chunk's documents. The documents and their small slices
@@ -421,7 +379,6 @@ func (c *docChunk) decode(strOf []string) {
 	d := &c.r
 	c.keys = make([]core.Key, 0, c.n)
 	c.docs = make([]*docAnalysis, 0, c.n)
-	c.heads = make([][]langTerms, c.n)
 	analyses := make([]docAnalysis, c.n)
 	var ids idBlocks
 	for i := 0; i < c.n && d.err == nil; i++ {
@@ -436,15 +393,13 @@ func (c *docChunk) decode(strOf []string) {
 			d.fail("the words and names of %s", k)
 		}
 		if n := d.count(); n > 0 {
-			hs := make([]langTerms, n)
-			for j := range hs {
-				hs[j].lang = core.Lang(d.short())
-				hs[j].terms = make([]string, d.count())
-				for t := range hs[j].terms {
-					hs[j].terms[t] = d.id(strOf)
-				}
+			doc.thes = ids.take(n)
+			for j := range doc.thes {
+				doc.thes[j] = uint32(d.uint())
 			}
-			c.heads[i] = hs
+			if d.err == nil && !validThes(doc.thes, len(strOf)) {
+				d.fail("the thesaurus entries and heads of %s", k)
+			}
 		}
 		c.keys = append(c.keys, k)
 		c.docs = append(c.docs, doc)
@@ -468,6 +423,21 @@ func validKept(kept []uint32, n int) bool {
 	}
 	return runs(kept[1:kept[0]], len(languages), ids) &&
 		runs(kept[kept[0]:], len(analysed), func(units []uint32) bool { return runs(units, n, ids) })
+}
+
+// validThes tells whether thes has docAnalysis.thes's layout, with string
+// ids under n.
+func validThes(thes []uint32, n int) bool {
+	ids := func(xs []uint32) bool {
+		for _, x := range xs {
+			if int(x) >= n {
+				return false
+			}
+		}
+		return true
+	}
+	return len(thes) > 0 && int(thes[0]) <= len(thes)-1 && ids(thes[1:1+thes[0]]) &&
+		runs(thes[1+thes[0]:], len(analysed), ids)
 }
 
 // runs tells whether xs is a sequence of runs as unitAt reads them (a

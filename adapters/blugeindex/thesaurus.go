@@ -1,7 +1,6 @@
 package blugeindex
 
 import (
-	"maps"
 	"slices"
 	"strings"
 
@@ -24,21 +23,38 @@ const (
 	maxRingWords  = 3 // words of the longest query phrase looked up
 )
 
-// thesaurus maps synonym entries to resources, and resources to the terms
-// of the leading words of their names.
+// thesaurus maps synonym entries to the resources that list them. An entry
+// is a ring only while at most maxRing resources list it, so a ring keeps
+// its members only then; above, a count. Synthetic and manufacturer
+// catalogs copy one synonym onto thousands of resources: keeping every
+// member was a fifth of the lexicon's memory at a million resources.
+// When removals bring an entry back to maxRing, its members are found
+// again among the documents' synonym ids (settle), once per change.
 type thesaurus struct {
-	entries map[core.Lang]map[string]map[core.Key]struct{} // entry (word terms joined by spaces) -> resources
-	heads   map[core.Key][]langTerms
+	rings map[uint32]*ring // entry id (see entryKey) -> who lists it
+	lost  map[uint32]bool  // rings back at maxRing, members not yet found
 }
 
+// ring is the resources that list one synonym entry: keys holds them
+// while n <= maxRing (nil above, or while lost).
+type ring struct {
+	n    int32
+	keys []core.Key
+}
+
+func newThesaurus() *thesaurus {
+	return &thesaurus{rings: map[uint32]*ring{}, lost: map[uint32]bool{}}
+}
+
+// langTerms are the terms of a name's leading words in one language.
 type langTerms struct {
 	lang  core.Lang
 	terms []string
 }
 
-func newThesaurus() *thesaurus {
-	return &thesaurus{entries: map[core.Lang]map[string]map[core.Key]struct{}{}, heads: map[core.Key][]langTerms{}}
-}
+// entryKey is the string a synonym entry is interned as: its language and
+// its word terms.
+func entryKey(lang core.Lang, phrase string) string { return string(lang) + "\x00" + phrase }
 
 // langPhrase is a synonym entry: its word terms joined by spaces.
 type langPhrase struct {
@@ -85,35 +101,67 @@ func thesaurusOf(r *core.Resource, langs map[core.Lang]*langLex) (entries []lang
 	return entries, heads
 }
 
-// add records the synonym entries and name heads of one resource.
-func (th *thesaurus) add(k core.Key, d *docAnalysis) {
-	for _, e := range d.synonyms {
-		if th.entries[e.lang] == nil {
-			th.entries[e.lang] = map[string]map[core.Key]struct{}{}
+// add counts the resource in the rings of its synonym entries (the ids of
+// docAnalysis.entries).
+func (th *thesaurus) add(k core.Key, entries []uint32) {
+	for _, e := range entries {
+		r := th.rings[e]
+		if r == nil {
+			r = &ring{}
+			th.rings[e] = r
 		}
-		ks := th.entries[e.lang][e.phrase]
-		if ks == nil {
-			ks = map[core.Key]struct{}{}
-			th.entries[e.lang][e.phrase] = ks
+		r.n++
+		switch {
+		case r.n > maxRing:
+			r.keys = nil
+		case !th.lost[e]:
+			r.keys = append(r.keys, k)
 		}
-		ks[k] = struct{}{}
-	}
-	if len(d.heads) > 0 {
-		th.heads[k] = d.heads
 	}
 }
 
-// remove forgets what add recorded for the resource.
-func (th *thesaurus) remove(k core.Key, d *docAnalysis) {
-	for _, e := range d.synonyms {
-		if ks := th.entries[e.lang][e.phrase]; ks != nil {
-			delete(ks, k)
-			if len(ks) == 0 {
-				delete(th.entries[e.lang], e.phrase)
+// remove counts the resource out of the rings of its synonym entries.
+func (th *thesaurus) remove(k core.Key, entries []uint32) {
+	for _, e := range entries {
+		r := th.rings[e]
+		if r == nil {
+			continue
+		}
+		r.n--
+		switch {
+		case r.n <= 0:
+			delete(th.rings, e)
+			delete(th.lost, e)
+		case r.keys != nil:
+			r.keys = slices.DeleteFunc(r.keys, func(o core.Key) bool { return o == k })
+		case r.n == maxRing:
+			th.lost[e] = true
+		}
+	}
+}
+
+// settle finds the members of the rings that removals brought back to
+// maxRing, from the documents' synonym ids: one pass over the documents
+// per change that needs it.
+func (th *thesaurus) settle(docs map[core.Key]*docAnalysis) {
+	for e := range th.lost {
+		if r := th.rings[e]; r == nil || r.n > maxRing {
+			delete(th.lost, e)
+		} else {
+			r.keys = r.keys[:0]
+		}
+	}
+	if len(th.lost) == 0 {
+		return
+	}
+	for k, d := range docs {
+		for _, e := range d.entries() {
+			if th.lost[e] {
+				th.rings[e].keys = append(th.rings[e].keys, k)
 			}
 		}
 	}
-	delete(th.heads, k)
+	clear(th.lost)
 }
 
 // wordTerms returns the word terms of an analysis in order: no compound
@@ -130,28 +178,38 @@ func wordTerms(ts []term) []string {
 
 // expand adds the name heads of the resources whose synonym entry equals a
 // phrase of the query (of one to maxRingWords words) to the query.
-func (th *thesaurus) expand(tq *textQuery, lang core.Lang, words []string) {
-	entries := th.entries[lang]
-	if len(entries) == 0 {
+func (lex *lexicon) expand(tq *textQuery, lang core.Lang, words []string) {
+	if len(lex.thes.rings) == 0 {
 		return
 	}
 	for i := range words {
 		for j := i + 1; j <= min(len(words), i+maxRingWords); j++ {
-			ring := entries[strings.Join(words[i:j], " ")]
-			if len(ring) == 0 || len(ring) > maxRing {
+			id, ok := lex.strs[entryKey(lang, strings.Join(words[i:j], " "))]
+			if !ok {
+				continue
+			}
+			ring := lex.thes.rings[id]
+			if ring == nil || ring.n > maxRing {
 				continue
 			}
 			// In key order: the query's terms come out in the same order
 			// whatever the map's.
-			ks := slices.SortedFunc(maps.Keys(ring), func(a, b core.Key) int { return strings.Compare(a.String(), b.String()) })
+			ks := slices.SortedFunc(slices.Values(ring.keys), func(a, b core.Key) int { return strings.Compare(a.String(), b.String()) })
 			q := tq.byLang[lang]
 			for _, k := range ks {
-				for _, h := range th.heads[k] {
-					if h.lang != lang {
+				d := lex.docs[k]
+				if d == nil {
+					continue
+				}
+				heads := d.heads()
+				for h := 0; h < len(heads); {
+					li, ids, next := unitAt(heads, h)
+					h = next
+					if analysed[li].lang != lang {
 						continue
 					}
-					for _, t := range h.terms {
-						q.add(t, weightRelated, fromThesaurus)
+					for _, t := range ids {
+						q.add(lex.strOf[t], weightRelated, fromThesaurus)
 					}
 				}
 			}
