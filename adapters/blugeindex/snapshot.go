@@ -365,10 +365,10 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 
 // docChunk is one chunk of the documents of a snapshot, decoded on its own.
 type docChunk struct {
-	n     int
-	r     snapshotReader
-	keys  []core.Key
-	docs  []*docAnalysis
+	n    int
+	r    snapshotReader
+	keys []core.Key
+	docs []*docAnalysis
 }
 
 // decode reads the chunk's documents. The documents and their small slices
