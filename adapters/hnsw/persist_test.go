@@ -326,12 +326,9 @@ func toVersion1(t *testing.T, b []byte) []byte {
 	if h.version != snapshotVersion {
 		t.Fatalf("version %d", h.version)
 	}
-	w.bytes(snapshotMagic[:])
-	w.u32(snapshotFloats)
-	w.str(h.embedder)
-	w.str(h.mark)
-	w.u32(uint32(h.dim))
-	w.u32(uint32(h.catalogs))
+	old := h
+	old.version = snapshotFloats
+	writeHeader(w, old)
 	words := func(n int) { s := make([]uint32, n); r.words(s); w.words(s) }
 	for range h.catalogs {
 		w.str(r.str(1 << 10))

@@ -279,9 +279,13 @@ func floatWords(s []float32) []uint32 {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
+// writeHeader writes h, in h.version's format (snapshotVersion when 0).
 func writeHeader(w *snapWriter, h snapHeader) {
+	if h.version == 0 {
+		h.version = snapshotVersion
+	}
 	w.bytes(snapshotMagic[:])
-	w.u32(snapshotVersion)
+	w.u32(h.version)
 	w.str(h.embedder)
 	w.str(h.mark)
 	w.u32(uint32(h.dim))
