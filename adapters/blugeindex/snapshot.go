@@ -413,7 +413,14 @@ func validKept(kept []uint32, n int) bool {
 	if len(kept) == 0 || kept[0] < 1 || int(kept[0]) > len(kept) {
 		return false
 	}
-	ids := func(xs []uint32) bool { // string table ids
+	ids := under(n) // string table ids
+	return runs(kept[1:kept[0]], len(languages), ids) &&
+		runs(kept[kept[0]:], len(analysed), func(units []uint32) bool { return runs(units, n, ids) })
+}
+
+// under returns a check that every item is below n.
+func under(n int) func([]uint32) bool {
+	return func(xs []uint32) bool {
 		for _, x := range xs {
 			if int(x) >= n {
 				return false
@@ -421,21 +428,12 @@ func validKept(kept []uint32, n int) bool {
 		}
 		return true
 	}
-	return runs(kept[1:kept[0]], len(languages), ids) &&
-		runs(kept[kept[0]:], len(analysed), func(units []uint32) bool { return runs(units, n, ids) })
 }
 
 // validThes tells whether thes has docAnalysis.thes's layout, with string
 // ids under n.
 func validThes(thes []uint32, n int) bool {
-	ids := func(xs []uint32) bool {
-		for _, x := range xs {
-			if int(x) >= n {
-				return false
-			}
-		}
-		return true
-	}
+	ids := under(n)
 	return len(thes) > 0 && int(thes[0]) <= len(thes)-1 && ids(thes[1:1+thes[0]]) &&
 		runs(thes[1+thes[0]:], len(analysed), ids)
 }
