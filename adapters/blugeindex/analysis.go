@@ -17,7 +17,7 @@ import (
 // because it needs the catalog's vocabulary (the compound dictionary), marks
 // what each term is (a word, a compound part, a code written together), and
 // must treat index and query text exactly alike. bluge receives the finished
-// tokens (see fixedTokens).
+// terms (see analysedField).
 //
 // The pipeline of one text in one language:
 //
@@ -383,25 +383,6 @@ func (la *language) analyzeChunks(chunks []chunk, lx *langLex) []term {
 	}
 	if len(out) == 0 {
 		return nil // as before: no terms is nil, not empty
-	}
-	return out
-}
-
-// fixedTokens is a bluge analyzer that returns tokens analysed beforehand:
-// documents are analysed by this package (with the dictionary of the moment)
-// and bluge only indexes the result.
-type fixedTokens []term
-
-func (f fixedTokens) Analyze([]byte) analysis.TokenStream {
-	out := make(analysis.TokenStream, len(f))
-	last := -1
-	for i, t := range f {
-		incr := 0
-		if t.unit != last {
-			incr = 1
-			last = t.unit
-		}
-		out[i] = &analysis.Token{Term: []byte(t.text), PositionIncr: incr, Type: analysis.AlphaNumeric}
 	}
 	return out
 }

@@ -402,7 +402,7 @@ func document(key core.Key, d *docAnalysis) *bluge.Document {
 			// documents that have the field.
 			continue
 		}
-		doc.AddField(bluge.NewTextField(f.name, "").WithAnalyzer(fixedTokens(d.fields[i])))
+		doc.AddField(newAnalysedField(f.name, len(d.fields[i]), d.distinct[i]))
 	}
 	return doc
 }

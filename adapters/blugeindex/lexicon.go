@@ -126,8 +126,9 @@ func (d *docAnalysis) names() []uint32 { return d.kept[d.kept[0]:] }
 // full is the part of an analysis kept only until the document is indexed.
 type full struct {
 	*docWords
-	// distinct lists each field's terms once, for document frequencies.
-	distinct [][]string
+	// distinct lists each field's terms once with how often the field
+	// holds it: document frequencies, and the terms bluge indexes.
+	distinct [][]termFreq
 	// lens are the lengths of the fields of textFields, in terms.
 	lens []int32
 	// synonyms and heads are the resource's part of the thesaurus.
@@ -696,8 +697,8 @@ func newLangLex(la *language, words map[string]bool, prev *langLex) *langLex {
 // document frequencies and the field statistics.
 func (lex *lexicon) count(d *docAnalysis, delta int32) {
 	for i, ts := range d.distinct {
-		for _, t := range ts {
-			t = own(t)
+		for _, tf := range ts {
+			t := own(tf.text)
 			if n := lex.df[i][t] + delta; n > 0 {
 				lex.df[i][t] = n
 			} else {
@@ -782,9 +783,9 @@ func (lex *lexicon) needsFilter(catalogs []core.CatalogID) bool {
 // with the dictionaries of langs.
 func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docAnalysis {
 	chunks := dw.chunks
-	d := &docAnalysis{src: r, full: &full{docWords: dw, lens: make([]int32, len(textFields)), fields: make([][]term, len(textFields)), distinct: make([][]string, len(textFields))}}
+	d := &docAnalysis{src: r, full: &full{docWords: dw, lens: make([]int32, len(textFields)), fields: make([][]term, len(textFields)), distinct: make([][]termFreq, len(textFields))}}
 	h := fnv.New64a()
-	seen := map[string]bool{}
+	at := map[string]int{} // a term's place in distinct[i]
 	for i, f := range textFields {
 		if len(chunks[i]) == 0 {
 			continue
@@ -794,12 +795,14 @@ func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docA
 		if i == nameField[f.lang] && f.lang != exact {
 			d.nameUnits = append(d.nameUnits, textNames{lang: f.lang, units: nameUnits(d.fields[i])})
 		}
-		clear(seen)
-		d.distinct[i] = make([]string, 0, len(d.fields[i]))
+		clear(at)
+		d.distinct[i] = make([]termFreq, 0, len(d.fields[i]))
 		for _, t := range d.fields[i] {
-			if !seen[t.text] {
-				seen[t.text] = true
-				d.distinct[i] = append(d.distinct[i], t.text)
+			if j, ok := at[t.text]; ok {
+				d.distinct[i][j].n++
+			} else {
+				at[t.text] = len(d.distinct[i])
+				d.distinct[i] = append(d.distinct[i], termFreq{text: t.text, n: 1})
 			}
 			_, _ = h.Write([]byte{byte(i), byte(t.kind), byte(t.unit), byte(t.unit >> 8), byte(t.unit >> 16)})
 			_, _ = h.Write([]byte(t.text))
