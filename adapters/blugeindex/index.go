@@ -16,6 +16,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	"github.com/blugelabs/bluge"
@@ -315,17 +316,44 @@ func (x *Index) Prepare(ctx context.Context, upsert []core.Resource, remove []co
 		x.writeMu.Unlock()
 		return nil, err
 	}
-	batch := bluge.NewBatch()
+	var docs []*bluge.Document
+	var gone []bluge.Identifier
 	for k, d := range dl.next {
-		id := bluge.Identifier(k.String())
 		switch _, touched := target[k]; {
 		case d == nil:
-			batch.Delete(id)
+			gone = append(gone, bluge.Identifier(k.String()))
 		case touched || x.lex.docs[k].hash != d.hash:
-			batch.Update(id, document(k, d))
+			docs = append(docs, document(k, d))
 		}
 	}
-	return &change{x: x, dl: dl, batch: batch}, nil
+	return &change{x: x, dl: dl, batches: segmentBatches(docs, gone, runtime.GOMAXPROCS(0))}, nil
+}
+
+// minSegmentDocs is the fewest documents worth a segment of their own in a
+// large change: below it one segment is built on one core, as bluge does.
+const minSegmentDocs = 2000
+
+// segmentBatches splits a change into bluge batches, one per core when it
+// has minSegmentDocs documents per core or more: bluge builds each batch's
+// segment on the goroutine that writes it, on one core, and that build is
+// the largest part of a bulk write that runs after the store write (the
+// analysis before it already uses every core). The deletions ride with
+// the first batch. Smaller changes are one batch, so a few resources still
+// make one small segment.
+func segmentBatches(docs []*bluge.Document, gone []bluge.Identifier, cores int) []*index.Batch {
+	n := max(1, min(cores, len(docs)/minSegmentDocs))
+	batches := make([]*index.Batch, n)
+	for i := range batches {
+		batches[i] = bluge.NewBatch()
+	}
+	for _, id := range gone {
+		batches[0].Delete(id)
+	}
+	for i, doc := range docs {
+		b := batches[i*n/len(docs)]
+		b.Update(doc.ID(), doc)
+	}
+	return batches
 }
 
 func (x *Index) closed() bool {
@@ -336,10 +364,10 @@ func (x *Index) closed() bool {
 
 // change is a prepared write; see ports.IndexChange.
 type change struct {
-	x     *Index
-	dl    *delta
-	batch *index.Batch
-	done  bool
+	x       *Index
+	dl      *delta
+	batches []*index.Batch // see segmentBatches
+	done    bool
 }
 
 // Commit writes the batch beside searches (they read the last commit's
@@ -359,7 +387,7 @@ func (c *change) Commit() error {
 	if w == nil {
 		return ErrClosed
 	}
-	err := w.Batch(c.batch)
+	err := writeBatches(w, c.batches)
 	var r *bluge.Reader
 	if err == nil {
 		r, err = w.Reader()
@@ -379,6 +407,22 @@ func (c *change) Commit() error {
 	return nil
 }
 
+// writeBatches writes the batches of one change, each on its own goroutine:
+// bluge builds their segments side by side and introduces each as it is
+// done. Searches see none of them before Commit swaps the reader.
+func writeBatches(w *bluge.Writer, batches []*index.Batch) error {
+	if len(batches) == 1 {
+		return w.Batch(batches[0])
+	}
+	errs := make([]error, len(batches))
+	var wg sync.WaitGroup
+	for i, b := range batches {
+		wg.Go(func() { errs[i] = w.Batch(b) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // Discard drops the change.
 func (c *change) Discard() {
 	if !c.done {
@@ -392,10 +436,15 @@ func (c *change) Discard() {
 func document(key core.Key, d *docAnalysis) *bluge.Document {
 	doc := bluge.NewDocument(key.String())
 	doc.AddField(bluge.NewStoredOnlyField(fieldSource, d.source))
-	doc.AddField(bluge.NewKeywordField(fieldCatalog, string(key.Catalog)))
-	for _, t := range idTerms(key) {
-		doc.AddField(bluge.NewKeywordField(fieldID, t))
+	// Keywords are one term each, as bluge's keyword fields would index
+	// them (two id fields of one term are one field of two).
+	doc.AddField(newAnalysedField(fieldCatalog, 1, []termFreq{{text: string(key.Catalog), n: 1}}))
+	ids := idTerms(key) // never alike: a bare id and a prefixed key
+	terms := make([]termFreq, len(ids))
+	for i, t := range ids {
+		terms[i] = termFreq{text: t, n: 1}
 	}
+	doc.AddField(newAnalysedField(fieldID, len(ids), terms))
 	for i, f := range textFields {
 		if len(d.fields[i]) == 0 {
 			// No empty fields: BM25 averages field length over the
