@@ -631,33 +631,71 @@ func fieldChunks(r *core.Resource) [][]chunk {
 
 func wordsOf(cs [][]chunk) *docWords {
 	dw := &docWords{chunks: cs, words: map[core.Lang][]string{}, labels: map[core.Lang][]string{}}
-	seen := map[core.Lang]map[string]bool{}
-	seenLabel := map[core.Lang]map[string]bool{}
+	seen := seenWords.get()
+	defer seenWords.put(seen)
 	for i, f := range textFields {
 		if f.lang == exact || len(cs[i]) == 0 {
 			continue
 		}
 		la := languageOf(f.lang)
-		if seen[f.lang] == nil {
-			seen[f.lang], seenLabel[f.lang] = map[string]bool{}, map[string]bool{}
-		}
 		for _, c := range cs[i] {
 			for _, p := range c.pieces {
 				if la.isStop(p) {
 					continue
 				}
-				if !seen[f.lang][p] {
-					seen[f.lang][p] = true
+				k := langWord{f.lang, p}
+				had := seen[k]
+				if had&seenWord == 0 {
+					seen[k] = had | seenWord
 					dw.words[f.lang] = append(dw.words[f.lang], p)
 				}
-				if f.label && !seenLabel[f.lang][p] && isLetters(p) && runeLen(p) >= minFuzzy-1 {
-					seenLabel[f.lang][p] = true
+				if f.label && had&seenLabel == 0 && isLetters(p) && runeLen(p) >= minFuzzy-1 {
+					seen[k] |= seenLabel
 					dw.labels[f.lang] = append(dw.labels[f.lang], p)
 				}
 			}
 		}
 	}
 	return dw
+}
+
+// langWord is a word of one language.
+type langWord struct {
+	lang core.Lang
+	word string
+}
+
+// What wordsOf has seen of a word: listed among the words, the labels.
+const (
+	seenWord uint8 = 1 << iota
+	seenLabel
+)
+
+// mapPool lends the analysis workers the scratch maps of one resource's
+// analysis: a map per resource (two per language before) was a tenth of
+// what a bulk load allocated.
+type mapPool[K comparable, V any] struct{ pool sync.Pool }
+
+var (
+	seenWords  mapPool[langWord, uint8] // wordsOf
+	termPlaces mapPool[string, int]     // analyze
+)
+
+func (p *mapPool[K, V]) get() map[K]V {
+	if m, ok := p.pool.Get().(map[K]V); ok {
+		return m
+	}
+	return make(map[K]V, 256)
+}
+
+// put takes back a map; one grown by an unusually long text is dropped
+// rather than kept (clearing costs its capacity, not its length).
+func (p *mapPool[K, V]) put(m map[K]V) {
+	if len(m) > 4096 {
+		return
+	}
+	clear(m)
+	p.pool.Put(m)
 }
 
 // newLangLex builds the compound dictionary of a language and stems and
@@ -785,7 +823,8 @@ func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docA
 	chunks := dw.chunks
 	d := &docAnalysis{src: r, full: &full{docWords: dw, lens: make([]int32, len(textFields)), fields: make([][]term, len(textFields)), distinct: make([][]termFreq, len(textFields))}}
 	h := fnv.New64a()
-	at := map[string]int{} // a term's place in distinct[i]
+	at := termPlaces.get() // a term's place in distinct[i]
+	defer termPlaces.put(at)
 	for i, f := range textFields {
 		if len(chunks[i]) == 0 {
 			continue
