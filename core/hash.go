@@ -61,10 +61,32 @@ func ContentHash(r *Resource) string {
 // invisible are characters that carry no content: zero-width spaces and
 // joiners, soft hyphens and the byte-order mark. The publisher's texts carry
 // some; they would split or glue words for a tokenizer and for a reader.
-var invisible = strings.NewReplacer("\u200b", "", "\u200c", "", "\u200d", "", "\u00ad", "", "\ufeff", "", "\u2060", "")
+var invisibleRunes = []rune{'\u200b', '\u200c', '\u200d', '\u00ad', '\ufeff', '\u2060'}
 
-// CleanText removes invisible characters and surrounding space.
-func CleanText(s string) string { return strings.TrimSpace(invisible.Replace(s)) }
+var invisible = func() *strings.Replacer {
+	var pairs []string
+	for _, r := range invisibleRunes {
+		pairs = append(pairs, string(r), "")
+	}
+	return strings.NewReplacer(pairs...)
+}()
+
+// invisibleLeads are the first bytes of the invisible characters in UTF-8
+// (TestInvisibleLeads keeps them in step with invisibleRunes).
+const invisibleLeads = "\xc2\xe2\xef"
+
+// CleanText removes invisible characters and surrounding space. Most texts
+// hold none, and hold none of the bytes that begin one: they skip the
+// replacer, which copies every text it is given.
+func CleanText(s string) string {
+	for i := 0; i < len(invisibleLeads); i++ {
+		if strings.IndexByte(s, invisibleLeads[i]) >= 0 {
+			s = invisible.Replace(s)
+			break
+		}
+	}
+	return strings.TrimSpace(s)
+}
 
 // Normalize cleans the text fields of a resource in place, so the same content
 // always hashes the same however the source spaced it.

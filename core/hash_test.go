@@ -1,6 +1,9 @@
 package core
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func sample() Resource {
 	return Resource{
@@ -123,5 +126,36 @@ func TestLocalizeNeverShowsGermanAsEnglish(t *testing.T) {
 	g.Localize(English)
 	if g.Name != "Betonrohr" || g.NameLang != "de" {
 		t.Errorf("German-only row: %q (%s)", g.Name, g.NameLang)
+	}
+}
+
+// TestInvisibleLeads: every invisible character begins with a byte of
+// invisibleLeads, or CleanText would skip the replacer for a text holding it.
+func TestInvisibleLeads(t *testing.T) {
+	for _, r := range invisibleRunes {
+		if !strings.Contains(invisibleLeads, string(r)[:1]) {
+			t.Errorf("%U begins with %#x, not among invisibleLeads", r, string(r)[0])
+		}
+	}
+}
+
+// TestCleanTextRemovesInvisibles: each invisible character goes, alone, among
+// other non-ASCII letters, and at the edges; visible text stays as it is.
+func TestCleanTextRemovesInvisibles(t *testing.T) {
+	for _, r := range invisibleRunes {
+		for _, c := range []struct{ in, want string }{
+			{"glas" + string(r) + "ull", "glasull"},
+			{" Träull" + string(r) + "skiva – 12 €  ", "Träullskiva – 12 €"},
+			{string(r) + " æble ", "æble"},
+		} {
+			if got := CleanText(c.in); got != c.want {
+				t.Errorf("CleanText(%q) = %q, want %q", c.in, got, c.want)
+			}
+		}
+	}
+	for _, s := range []string{"Spånskiva", "Beton – C30/37", "Mineralull 35 kg/m³", "plain"} {
+		if got := CleanText("  " + s + "\n"); got != s {
+			t.Errorf("CleanText(%q) = %q", s, got)
+		}
 	}
 }
