@@ -129,16 +129,19 @@ func (kc *keyCache) of(snap blugesearch.Reader, lex *lexicon) (*docIDs, bool, er
 }
 
 // segmentIDs reads the _id of every document of a segment (deleted ones
-// too: their numbers are never asked for).
+// too: their numbers are never asked for) from its doc values (bluge makes
+// _id sortable). The stored fields hold it too, but beside the resource
+// itself (_src): reading them decompressed every resource and left the
+// whole segment file resident, 0.8 GB of mapped pages at a million.
 func segmentIDs(seg segment.Segment) ([]string, error) {
 	ids := make([]string, seg.Count())
+	dv, err := seg.DocumentValueReader([]string{"_id"})
+	if err != nil {
+		return nil, fmt.Errorf("blugeindex: read ids: %w", err)
+	}
 	for n := range ids {
-		err := seg.VisitStoredFields(uint64(n), func(field string, value []byte) bool {
-			if field == "_id" {
-				ids[n] = string(value)
-				return false
-			}
-			return true
+		err := dv.VisitDocumentValues(uint64(n), func(_ string, term []byte) {
+			ids[n] = string(term)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("blugeindex: read ids: %w", err)

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/blugelabs/bluge/index"
+	segment "github.com/blugelabs/bluge_segment_api"
+
 	"github.com/climatesearch/climatesearch/core"
 )
 
@@ -283,5 +286,144 @@ func TestInCandidates(t *testing.T) {
 				t.Fatalf("round %d (n %d, depth %d, %d levels): doc %d (score %v) in %v, want %v", round, n, depth, levels, d, scoreOf[d], got[i], want[d])
 			}
 		}
+	}
+}
+
+// TestSegmentIDsAreTheStoredIDs: the ids the key cache reads from doc values
+// are the stored _id of every document number of every segment, replaced
+// and withdrawn documents included, in memory and on disk.
+func TestSegmentIDsAreTheStoredIDs(t *testing.T) {
+	ctx := context.Background()
+	rs := loadCatalog(t)
+	for _, where := range []string{"memory", "disk"} {
+		t.Run(where, func(t *testing.T) {
+			var x *Index
+			var err error
+			if where == "memory" {
+				x, err = New()
+			} else {
+				x, err = Open(t.TempDir())
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = x.Close() })
+			if _, err := x.Resume(ctx, ""); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < len(rs); i += 60 {
+				if err := x.Upsert(ctx, rs[i:min(len(rs), i+60)]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			renamed := slices.Clone(rs[:30])
+			for i := range renamed {
+				renamed[i].NameSV += " ny"
+			}
+			if err := x.Upsert(ctx, renamed); err != nil {
+				t.Fatal(err)
+			}
+			if err := x.Remove(ctx, []core.Key{rs[40].Key(), rs[100].Key()}); err != nil {
+				t.Fatal(err)
+			}
+			snap, err := snapshotOf(ctx, x.reader)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs := 0
+			for _, ss := range snap.(*index.Snapshot).Segments() {
+				seg := ss.(interface{ Segment() segment.Segment }).Segment()
+				got, err := segmentIDs(seg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for n := range seg.Count() {
+					want := ""
+					if err := seg.VisitStoredFields(n, func(field string, value []byte) bool {
+						if field == "_id" {
+							want = string(value)
+						}
+						return field != "_id"
+					}); err != nil {
+						t.Fatal(err)
+					}
+					if want == "" || got[n] != want {
+						t.Fatalf("document %d: doc values say %q, stored %q", n, got[n], want)
+					}
+					docs++
+				}
+			}
+			if docs < len(rs)+30 {
+				t.Fatalf("%d documents read, want the %d written (replaced ones included)", docs, len(rs)+30)
+			}
+		})
+	}
+}
+
+// BenchmarkSegmentIDs reads the ids of every document of an index of 20
+// copies of the real catalog (4,700 documents, one segment per change of
+// 5,000) from doc values (segmentIDs) and, for comparison, from the stored
+// fields, as the key cache did before:
+//
+//	go test -run '^$' -bench SegmentIDs -count 5 ./adapters/blugeindex/
+func BenchmarkSegmentIDs(b *testing.B) {
+	ctx := context.Background()
+	x, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	if _, err := x.Resume(ctx, ""); err != nil {
+		b.Fatal(err)
+	}
+	rs := loadCatalog(b)
+	var all []core.Resource
+	for c := range 20 {
+		for _, r := range rs {
+			r.ID = fmt.Sprintf("%s-%02d", r.ID, c)
+			all = append(all, r)
+		}
+	}
+	if err := x.Upsert(ctx, all); err != nil {
+		b.Fatal(err)
+	}
+	snap, err := snapshotOf(ctx, x.reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var segs []segment.Segment
+	for _, ss := range snap.(*index.Snapshot).Segments() {
+		segs = append(segs, ss.(interface{ Segment() segment.Segment }).Segment())
+	}
+	stored := func(seg segment.Segment) ([]string, error) {
+		ids := make([]string, seg.Count())
+		for n := range ids {
+			err := seg.VisitStoredFields(uint64(n), func(field string, value []byte) bool {
+				if field == "_id" {
+					ids[n] = string(value)
+					return false
+				}
+				return true
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		return ids, nil
+	}
+	for _, c := range []struct {
+		name string
+		read func(segment.Segment) ([]string, error)
+	}{{"docvalues", segmentIDs}, {"stored", stored}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, seg := range segs {
+					if _, err := c.read(seg); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(all)), "ns/doc")
+		})
 	}
 }
