@@ -383,7 +383,7 @@ func (dl *delta) count(dw *docWords, sign int32) {
 			dl.words[lang] = m
 		}
 		for _, w := range ws {
-			m[own(w)] += sign
+			m[w] += sign // canonical (wordsOf)
 		}
 	}
 	for lang, ws := range dw.labels {
@@ -393,7 +393,7 @@ func (dl *delta) count(dw *docWords, sign int32) {
 			dl.labels[lang] = m
 		}
 		for _, w := range ws {
-			m[own(w)] += int(sign)
+			m[w] += int(sign) // canonical (wordsOf)
 		}
 	}
 }
@@ -405,7 +405,9 @@ func (dl *delta) count(dw *docWords, sign int32) {
 // there: a count kept by word would keep the whole text of the last
 // resource that counted it alive (14 MB of the lexicon of a 100,000-row
 // file). Every key of a count that outlives its change is canonical, so
-// updates store the same string again.
+// updates store the same string again. The analysis makes its words and
+// terms canonical (wordsOf, analyze), on every core, so the counts, which
+// are kept one change at a time, store them as they are.
 func own(s string) string { return unique.Make(s).Value() }
 
 // crosses tells whether applying the changes d to the counts makes a word
@@ -647,11 +649,12 @@ func wordsOf(cs [][]chunk) *docWords {
 				had := seen[k]
 				if had&seenWord == 0 {
 					seen[k] = had | seenWord
+					p = own(p)
 					dw.words[f.lang] = append(dw.words[f.lang], p)
 				}
 				if f.label && had&seenLabel == 0 && isLetters(p) && runeLen(p) >= minFuzzy-1 {
 					seen[k] |= seenLabel
-					dw.labels[f.lang] = append(dw.labels[f.lang], p)
+					dw.labels[f.lang] = append(dw.labels[f.lang], own(p))
 				}
 			}
 		}
@@ -736,7 +739,7 @@ func newLangLex(la *language, words map[string]bool, prev *langLex) *langLex {
 func (lex *lexicon) count(d *docAnalysis, delta int32) {
 	for i, ts := range d.distinct {
 		for _, tf := range ts {
-			t := own(tf.text)
+			t := tf.text // canonical (analyze)
 			if n := lex.df[i][t] + delta; n > 0 {
 				lex.df[i][t] = n
 			} else {
@@ -841,7 +844,7 @@ func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docA
 				d.distinct[i][j].n++
 			} else {
 				at[t.text] = len(d.distinct[i])
-				d.distinct[i] = append(d.distinct[i], termFreq{text: t.text, n: 1})
+				d.distinct[i] = append(d.distinct[i], termFreq{text: own(t.text), n: 1})
 			}
 			_, _ = h.Write([]byte{byte(i), byte(t.kind), byte(t.unit), byte(t.unit >> 8), byte(t.unit >> 16)})
 			_, _ = h.Write([]byte(t.text))
