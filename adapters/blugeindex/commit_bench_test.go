@@ -21,20 +21,7 @@ func BenchmarkOneChange(b *testing.B) {
 	ctx := context.Background()
 	for _, where := range []string{"memory", "disk"} {
 		b.Run(where, func(b *testing.B) {
-			var x *Index
-			var err error
-			if where == "memory" {
-				x, err = New()
-			} else {
-				x, err = Open(b.TempDir())
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer x.Close()
-			if _, err := x.Resume(ctx, ""); err != nil {
-				b.Fatal(err)
-			}
+			x := openAt(b, where)
 			for i := 0; i < n; i += 10000 {
 				if err := x.Upsert(ctx, rs[i:min(n, i+10000)]); err != nil {
 					b.Fatal(err)
@@ -86,4 +73,25 @@ func BenchmarkBulkUpsert(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "resources/s")
 	b.ReportMetric(float64(n), "resources/op")
+}
+
+// openAt returns an empty index in memory (where "memory") or on disk in a
+// temporary directory, taken up as the service does, closed at the end.
+func openAt(tb testing.TB, where string) *Index {
+	tb.Helper()
+	var x *Index
+	var err error
+	if where == "memory" {
+		x, err = New()
+	} else {
+		x, err = Open(tb.TempDir())
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = x.Close() })
+	if _, err := x.Resume(context.Background(), ""); err != nil {
+		tb.Fatal(err)
+	}
+	return x
 }

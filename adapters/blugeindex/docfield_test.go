@@ -133,7 +133,7 @@ func TestAnalysedFieldsIndexAsBlugeFields(t *testing.T) {
 
 // copies returns n copies of the real catalog under ids of their own, the
 // names of every copy after the first marked with its number.
-func copies(t *testing.T, n int) []core.Resource {
+func copies(t testing.TB, n int) []core.Resource {
 	rs := loadCatalog(t)
 	var out []core.Resource
 	for c := range n {

@@ -298,20 +298,7 @@ func TestSegmentIDsAreTheStoredIDs(t *testing.T) {
 	rs := loadCatalog(t)
 	for _, where := range []string{"memory", "disk"} {
 		t.Run(where, func(t *testing.T) {
-			var x *Index
-			var err error
-			if where == "memory" {
-				x, err = New()
-			} else {
-				x, err = Open(t.TempDir())
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = x.Close() })
-			if _, err := x.Resume(ctx, ""); err != nil {
-				t.Fatal(err)
-			}
+			x := openAt(t, where)
 			for i := 0; i < len(rs); i += 60 {
 				if err := x.Upsert(ctx, rs[i:min(len(rs), i+60)]); err != nil {
 					t.Fatal(err)
@@ -338,16 +325,11 @@ func TestSegmentIDsAreTheStoredIDs(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for n := range seg.Count() {
-					want := ""
-					if err := seg.VisitStoredFields(n, func(field string, value []byte) bool {
-						if field == "_id" {
-							want = string(value)
-						}
-						return field != "_id"
-					}); err != nil {
-						t.Fatal(err)
-					}
+				stored, err := storedSegmentIDs(seg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for n, want := range stored {
 					if want == "" || got[n] != want {
 						t.Fatalf("document %d: doc values say %q, stored %q", n, got[n], want)
 					}
@@ -372,22 +354,8 @@ func TestSegmentIDsAreTheStoredIDs(t *testing.T) {
 //	go test -run '^$' -bench SegmentIDs -count 5 ./adapters/blugeindex/
 func BenchmarkSegmentIDs(b *testing.B) {
 	ctx := context.Background()
-	x, err := Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer x.Close()
-	if _, err := x.Resume(ctx, ""); err != nil {
-		b.Fatal(err)
-	}
-	rs := loadCatalog(b)
-	var all []core.Resource
-	for c := range 20 {
-		for _, r := range rs {
-			r.ID = fmt.Sprintf("%s-%02d", r.ID, c)
-			all = append(all, r)
-		}
-	}
+	x := openAt(b, "disk")
+	all := copies(b, 20)
 	if err := x.Upsert(ctx, all); err != nil {
 		b.Fatal(err)
 	}
@@ -399,26 +367,10 @@ func BenchmarkSegmentIDs(b *testing.B) {
 	for _, ss := range snap.(*index.Snapshot).Segments() {
 		segs = append(segs, ss.(interface{ Segment() segment.Segment }).Segment())
 	}
-	stored := func(seg segment.Segment) ([]string, error) {
-		ids := make([]string, seg.Count())
-		for n := range ids {
-			err := seg.VisitStoredFields(uint64(n), func(field string, value []byte) bool {
-				if field == "_id" {
-					ids[n] = string(value)
-					return false
-				}
-				return true
-			})
-			if err != nil {
-				return nil, err
-			}
-		}
-		return ids, nil
-	}
 	for _, c := range []struct {
 		name string
 		read func(segment.Segment) ([]string, error)
-	}{{"docvalues", segmentIDs}, {"stored", stored}} {
+	}{{"docvalues", segmentIDs}, {"stored", storedSegmentIDs}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				for _, seg := range segs {
@@ -430,4 +382,23 @@ func BenchmarkSegmentIDs(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(all)), "ns/doc")
 		})
 	}
+}
+
+// storedSegmentIDs reads the _id of every document of a segment from its
+// stored fields, as the key cache did before doc values.
+func storedSegmentIDs(seg segment.Segment) ([]string, error) {
+	ids := make([]string, seg.Count())
+	for n := range ids {
+		err := seg.VisitStoredFields(uint64(n), func(field string, value []byte) bool {
+			if field == "_id" {
+				ids[n] = string(value)
+				return false
+			}
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
 }
