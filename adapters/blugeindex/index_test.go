@@ -109,6 +109,32 @@ func TestSearchRealData(t *testing.T) {
 	}
 }
 
+// The lexicon counts ids by the fingerprints of their terms, which it
+// computes without building the terms; a query is matched by the
+// fingerprint of its own lower case.
+func TestIDHashesAreTheIDTermsFingerprints(t *testing.T) {
+	for _, k := range []core.Key{
+		{Catalog: core.National, ID: "6000000168"},
+		{Catalog: core.DKBR, ID: "#G0164"},
+		{Catalog: "Ägarens", ID: "ÅÄÖ-Straße-İ-ǅ"},
+		{Catalog: core.National, ID: ""},
+	} {
+		terms := idTerms(k)
+		got := idHashes(k)
+		for i, term := range terms {
+			if want := hashOf(term); got[i] != want {
+				t.Errorf("%s: fingerprint %d is %x, want %x (of %q)", k, i, got[i], want, term)
+			}
+		}
+		if got[0] == got[1] {
+			t.Errorf("%s: the bare id and the key share a fingerprint", k)
+		}
+	}
+	if hashOf("a", "bc") != hashOf("ab", "c") || hashOf("ab") == hashOf("ba") {
+		t.Error("hashOf is not a fingerprint of the concatenation")
+	}
+}
+
 func TestSearchLimitAndOrder(t *testing.T) {
 	x := newIndex(t, loadCatalog(t))
 

@@ -48,9 +48,9 @@ type lexicon struct {
 	docs map[core.Key]*docAnalysis
 	// thes is the catalog's thesaurus: synonym entries and name heads.
 	thes *thesaurus
-	// ids counts the live resources under each id keyword term: a query
-	// that is no id needs no id clause.
-	ids map[string]int32
+	// ids counts the live resources under each id keyword term, by its
+	// fingerprint (idHash): a query that is no id needs no id clause.
+	ids map[idHash]int32
 	// catalogs counts the live resources of each catalog: a search of
 	// every catalog the index holds needs no catalog filter.
 	catalogs map[core.CatalogID]int
@@ -161,7 +161,7 @@ func newLexicon() *lexicon {
 		fuzzy:     map[core.Lang]*fuzzyIndex{},
 		docs:      map[core.Key]*docAnalysis{},
 		thes:      newThesaurus(),
-		ids:       map[string]int32{},
+		ids:       map[idHash]int32{},
 		catalogs:  map[core.CatalogID]int{},
 		strs:      map[string]uint32{},
 	}
@@ -581,11 +581,11 @@ func addCounts[N int | int32](counts, d map[string]N) {
 
 // add and remove count one document in or out of every statistic.
 func (lex *lexicon) add(k core.Key, d *docAnalysis) {
-	k.ID = own(k.ID) // not a slice of a whole file row (see own)
+	k.ID = strings.Clone(k.ID) // not a slice of a whole file row (see own)
 	lex.docs[k] = d
 	lex.catalogs[k.Catalog]++
-	for _, t := range idTerms(k) {
-		lex.ids[t]++
+	for _, h := range idHashes(k) {
+		lex.ids[h]++
 	}
 	lex.count(d, 1)
 	lex.compact(d)
@@ -593,7 +593,6 @@ func (lex *lexicon) add(k core.Key, d *docAnalysis) {
 }
 
 func (lex *lexicon) remove(k core.Key, d *docAnalysis) {
-	k.ID = own(k.ID) // a count of ids that stays keeps no row alive
 	// The rings counted the document as it was indexed: d is computed
 	// again from its resource.
 	if old := lex.docs[k]; old != nil {
@@ -603,9 +602,9 @@ func (lex *lexicon) remove(k core.Key, d *docAnalysis) {
 	if lex.catalogs[k.Catalog]--; lex.catalogs[k.Catalog] <= 0 {
 		delete(lex.catalogs, k.Catalog)
 	}
-	for _, t := range idTerms(k) {
-		if lex.ids[t]--; lex.ids[t] <= 0 {
-			delete(lex.ids, t)
+	for _, h := range idHashes(k) {
+		if lex.ids[h]--; lex.ids[h] <= 0 {
+			delete(lex.ids, h)
 		}
 	}
 	lex.count(d, -1)

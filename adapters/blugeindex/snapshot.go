@@ -331,11 +331,11 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 		}
 	})
 	wg.Go(func() {
-		lex.ids = make(map[string]int32, 2*len(keys))
+		lex.ids = make(map[idHash]int32, 2*len(keys))
 		for _, k := range keys {
 			lex.catalogs[k.Catalog]++
-			for _, t := range idTerms(k) {
-				lex.ids[t]++
+			for _, h := range idHashes(k) {
+				lex.ids[h]++
 			}
 		}
 	})
