@@ -116,10 +116,10 @@ type Index struct {
 	// The arrays are as long as the capacity; they are replaced only
 	// under mu's write lock.
 	nodes  []node
-	state  []uint32  // slotState of each slot
-	vecs   []int8    // slot s's codes at [s*dim, (s+1)*dim) (dot.go)
-	scales []float32 // slot s's scale
-	l0     []uint32  // layer-0 links, stride m0+1: count, then the links
+	state  []uint32      // slotState of each slot
+	vecs   paged[int8]   // slot s's codes, dim of them (dot.go)
+	scales []float32     // slot s's scale
+	l0     paged[uint32] // slot s's layer-0 links, m0+1 words: count, then the links
 
 	linkMu [linkStripes]sync.Mutex
 
@@ -166,6 +166,8 @@ func New(dim int, opt Options) *Index {
 		ids:        make(map[string]uint32),
 		wctx:       new(searchCtx),
 		rot:        newRotation(dim),
+		vecs:       newPaged[int8](dim),
+		l0:         newPaged[uint32](2*opt.M + 1),
 	}
 	x.rng = rand.New(x.pcg)
 	x.ctxs.New = func() any { return new(searchCtx) }
@@ -508,17 +510,13 @@ func usable(v []float32) bool {
 	return ss > 0 && !math.IsInf(ss, 0) // NaN fails ss > 0
 }
 
-func (x *Index) vec(s uint32) []int8 {
-	i := int(s) * x.dim
-	return x.vecs[i : i+x.dim : i+x.dim]
-}
+func (x *Index) vec(s uint32) []int8 { return x.vecs.at(s) }
 
 // linkWords returns the words of slot s's list on layer l: the count,
 // then room for the links.
 func (x *Index) linkWords(s uint32, l int) []uint32 {
 	if l == 0 {
-		i := int(s) * (x.m0 + 1)
-		return x.l0[i : i+x.m0+1 : i+x.m0+1]
+		return x.l0.at(s)
 	}
 	i := (l - 1) * (x.m + 1)
 	return x.nodes[s].upper[i : i+x.m+1 : i+x.m+1]
@@ -598,9 +596,9 @@ func (x *Index) grow(n int) {
 	c := max(used+n, len(x.nodes)+len(x.nodes)/4, 64)
 	x.nodes = append(make([]node, 0, c), x.nodes...)[:c]
 	x.state = append(make([]uint32, 0, c), x.state...)[:c]
-	x.vecs = append(make([]int8, 0, c*x.dim), x.vecs...)[:c*x.dim]
 	x.scales = append(make([]float32, 0, c), x.scales...)[:c]
-	x.l0 = append(make([]uint32, 0, c*(x.m0+1)), x.l0...)[:c*(x.m0+1)]
+	x.vecs.grow(c) // paged: nothing copied
+	x.l0.grow(c)
 }
 
 // alloc takes a free slot, or a new one, for a pending node; the caller
@@ -622,7 +620,7 @@ func (x *Index) alloc(id string, level int, codes []int8, scale float32) uint32 
 	if level > 0 {
 		nd.upper = make([]uint32, level*(x.m+1))
 	}
-	atomic.StoreUint32(&x.l0[int(s)*(x.m0+1)], 0)
+	atomic.StoreUint32(&x.l0.at(s)[0], 0)
 	x.ids[id] = s
 	atomic.StoreUint32(&x.state[s], pending)
 	return s

@@ -253,11 +253,11 @@ func codeBytes(s []int8) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
-// quantized reads version 1's float32 vectors, one at a time, into codes
-// and scales (rotated, as Add does). A free slot's vector is whatever was left there; it is read
-// and dropped.
-func (r *snapReader) quantized(codes []int8, scales []float32, states []byte, rot *rotation) {
-	dim := len(codes) / max(len(scales), 1)
+// quantized reads version 1's float32 vectors, one at a time, into each
+// slot's codes and scales (rotated, as Add does). A free slot's vector is
+// whatever was left there; it is read and dropped.
+func (r *snapReader) quantized(codes func(uint32) []int8, scales []float32, states []byte, rot *rotation) {
+	dim := len(rot.perm)
 	v, rv := make([]float32, dim), make([]float32, dim)
 	for s := range scales {
 		r.words(floatWords(v))
@@ -267,7 +267,7 @@ func (r *snapReader) quantized(codes []int8, scales []float32, states []byte, ro
 		if slotState(states[s]) == free || !usable(v) {
 			continue
 		}
-		scales[s] = quantize(rot.apply(v, rv), codes[s*dim:(s+1)*dim])
+		scales[s] = quantize(rot.apply(v, rv), codes(uint32(s)))
 	}
 }
 
@@ -349,9 +349,9 @@ func (x *Index) save(w *snapWriter) {
 	}
 	w.u64(uint64(total))
 	w.bytes(ids)
-	w.bytes(codeBytes(x.vecs[:used*x.dim]))
+	x.vecs.chunks(used, func(c []int8) { w.bytes(codeBytes(c)) })
 	w.words(floatWords(x.scales[:used]))
-	w.words(x.l0[:used*(x.m0+1)])
+	x.l0.chunks(used, w.words)
 	w.u64(uint64(upper))
 	for s := range used {
 		w.words(x.nodes[s].upper)
@@ -406,16 +406,16 @@ func load(r *snapReader, version uint32, dim int, opt Options) *Index {
 	r.bytes(idBytes)
 	x.nodes = make([]node, used)
 	x.state = make([]uint32, used)
-	x.vecs = make([]int8, used*dim)
 	x.scales = make([]float32, used)
+	x.vecs.grow(used)
 	if version == snapshotFloats {
-		r.quantized(x.vecs, x.scales, states, x.rot)
+		r.quantized(x.vec, x.scales, states, x.rot)
 	} else {
-		r.bytes(codeBytes(x.vecs))
+		x.vecs.chunks(used, func(c []int8) { r.bytes(codeBytes(c)) })
 		r.words(floatWords(x.scales))
 	}
-	x.l0 = make([]uint32, used*(x.m0+1))
-	r.words(x.l0)
+	x.l0.grow(used)
+	x.l0.chunks(used, r.words)
 	words := r.u64()
 	if !r.room(4 * words) {
 		return nil

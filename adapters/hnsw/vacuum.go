@@ -75,7 +75,7 @@ func (x *Index) vacuum() {
 	for _, s := range gone {
 		x.nodes[s] = node{}
 		x.state[s] = free
-		x.l0[int(s)*(x.m0+1)] = 0
+		x.l0.at(s)[0] = 0
 	}
 	// Reused last first: the lowest slots go first, for no deeper reason
 	// than a deterministic order.
