@@ -174,9 +174,10 @@ func planQuery(tq *textQuery, lex *lexicon, raw string, lang core.Lang, catalogs
 			p.clauses = append(p.clauses, clause{field: f.name, term: t, boost: boost * w * lex.idf(i, t)})
 		}
 	}
-	if id := strings.ToLower(raw); lex.ids[hashOf(id)] > 0 {
+	id := strings.ToLower(raw)
+	if n := lex.ids[hashOf(id)]; n > 0 {
 		// Every live document has the id field.
-		idf := bm25IDF(float64(lex.ids[hashOf(id)]), float64(len(lex.docs)))
+		idf := bm25IDF(float64(n), float64(len(lex.docs)))
 		p.clauses = append(p.clauses, clause{field: fieldID, term: id, boost: weightID * idf})
 	}
 	if lex.needsFilter(catalogs) {

@@ -113,8 +113,8 @@ type Index struct {
 	topMu sync.Mutex
 	top   atomic.Uint64 // entry slot | (top level + 1) << 32; 0: empty
 
-	// The arrays are as long as the capacity; they are replaced only
-	// under mu's write lock.
+	// The arrays hold the capacity's slots (len(nodes)); they are
+	// replaced, and pages added, only under mu's write lock.
 	nodes  []node
 	state  []uint32      // slotState of each slot
 	vecs   paged[int8]   // slot s's codes, dim of them (dot.go)
