@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# test/perf/bulkab.sh OLD NEW: the bulk load of two builds of the service,
+# interleaved on the same cores (docs/PERFORMANCE.md section 12u).
+#
+#   git worktree add /tmp/old 89e5da7 && (cd /tmp/old && go build -o /tmp/cs-old ./cmd/climatesearch)
+#   go build -o /tmp/cs ./cmd/climatesearch
+#   N=300000 ROUNDS=2 test/perf/bulkab.sh /tmp/cs-old /tmp/cs
+#
+# It generates N synthetic national resources with test/perf/scalegen (seed
+# 1, batches of 10,000, as scale.sh does), then for each of $ROUNDS rounds
+# starts OLD and then NEW on a fresh data directory (SERVICE_EMBEDDER=hash,
+# SERVICE_MEMORY_LIMIT $MEMORY_LIMIT (1843MiB), offline), posts the batches
+# one after the other to POST /admin/resources and prints the rate (N over
+# the wall time from the first post to the last answer) and the process's
+# VmHWM. What runs between the batches (the vectors' catch-up) is part of
+# the rate, as in scale.sh. Loopback port 18520; only the processes it
+# started are stopped; everything lives in a mktemp directory removed at
+# exit.
+set -euo pipefail
+OLD=${1:?usage: bulkab.sh OLD-BINARY NEW-BINARY}
+NEW=${2:?usage: bulkab.sh OLD-BINARY NEW-BINARY}
+N=${N:-300000}
+ROUNDS=${ROUNDS:-2}
+MEMORY_LIMIT=${MEMORY_LIMIT:-1843MiB}
+ADDR=127.0.0.1:18520
+cd "$(dirname "$0")/../.."
+WORK=$(mktemp -d /tmp/climatesearch-bulkab.XXXXXX)
+PID=
+cleanup() {
+	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+go build -o "$WORK/scalegen" ./test/perf/scalegen
+"$WORK/scalegen" -n "$N" -seed 1 -batch 10000 -out "$WORK/batches"
+
+load() { # $1 binary; prints "rate/s VmHWM MiB"
+	rm -rf "$WORK/data"
+	env SERVICE_ADDR=$ADDR SERVICE_DATA_DIR="$WORK/data" SERVICE_BOOT_INGEST=false SERVICE_INGEST_INTERVAL=0 \
+		SERVICE_KEEP_ANSWERS=false SERVICE_EMBEDDER=hash SERVICE_MEMORY_LIMIT="$MEMORY_LIMIT" \
+		SERVICE_UPSTREAM_URL=http://127.0.0.1:18599 SERVICE_EXCEL_URL_SV=http://127.0.0.1:18599/sv.xlsx \
+		SERVICE_EXCEL_URL_EN=http://127.0.0.1:18599/en.xlsx SERVICE_LOG_LEVEL=warn "$1" >>"$WORK/server.log" 2>&1 &
+	PID=$!
+	until curl -fs -o /dev/null "http://$ADDR/readyz"; do
+		kill -0 "$PID" 2>/dev/null || { echo "$1 did not start (see $WORK/server.log)" >&2; exit 1; }
+		sleep 0.1
+	done
+	local t0 t1 code
+	t0=$(date +%s.%N)
+	for f in "$WORK/batches"/batch-*.json; do
+		code=$(curl -s -o "$WORK/post.out" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary @"$f" "http://$ADDR/admin/resources")
+		[ "$code" = 200 ] || { echo "$f: HTTP $code $(head -c 300 "$WORK/post.out")" >&2; exit 1; }
+	done
+	t1=$(date +%s.%N)
+	local hwm
+	hwm=$(awk '$1=="VmHWM:" {print $2}' "/proc/$PID/status")
+	kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
+	awk -v n="$N" -v a="$t0" -v b="$t1" -v h="$hwm" 'BEGIN {printf "%.0f/s VmHWM %.0f MiB\n", n/(b-a), h/1024}'
+}
+
+echo "bulkab.sh $(date -u +%FT%TZ) N=$N, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for r in $(seq "$ROUNDS"); do
+	echo "round $r old $(load "$OLD")"
+	echo "round $r new $(load "$NEW")"
+done
