@@ -344,13 +344,15 @@ func namesAsText(lex *lexicon, d *docAnalysis) map[core.Lang][]nameUnit {
 	return out
 }
 
-// wordsAsText are a document's words as text, by language.
+// wordsAsText are a document's words as text, by language, sorted (the
+// lexicon keeps them in the order of their ids).
 func wordsAsText(lex *lexicon, d *docAnalysis) map[core.Lang][]string {
 	out := map[core.Lang][]string{}
 	for lang, ids := range groupsOf(d.words()) {
 		for _, id := range ids {
 			out[lang] = append(out[lang], lex.strOf[id])
 		}
+		slices.Sort(out[lang])
 	}
 	return out
 }

@@ -61,7 +61,7 @@ func namesOf(ids []string, lex *lexicon) *segmentNames {
 		if d == nil {
 			continue
 		}
-		sn.units = append(sn.units, d.names()...)
+		sn.units = d.appendNames(sn.units)
 	}
 	sn.at[len(ids)] = uint32(len(sn.units))
 	return sn

@@ -60,6 +60,9 @@ type lexicon struct {
 	// vocabulary.
 	strs  map[string]uint32
 	strOf []string
+	// wordBuf, nameBuf and packBuf are compact's buffers.
+	wordBuf, nameBuf []uint32
+	packBuf          []byte
 }
 
 // docAnalysis is one resource as the index sees it. From its analysis
@@ -78,14 +81,11 @@ type docAnalysis struct {
 	// read from the index (Index.sources).
 	src *core.Resource
 	// kept holds an indexed document's words and names (see words and
-	// names): kept[0] is where the names start, then the words, then the
-	// names, each part a run of groups of one language: its index in
-	// analysed, the group's length, its items. The words' items are
-	// string table ids, the names' are units as flatNames lays them out.
-	// One slice instead of a slice of slices per part and language: at a
-	// million documents the headers and the small arrays behind them were
-	// over a gigabyte.
-	kept []uint32
+	// names), packed as varints (kept.go): one slice instead of a slice
+	// of slices per part and language (at a million documents the headers
+	// and the small arrays behind them were over a gigabyte), in a third
+	// of the bytes of the values as uint32.
+	kept []byte
 	// thes is an indexed document's part of the thesaurus, nil for the
 	// many without synonyms: thes[0] is how many synonym entries follow
 	// (string table ids of entryKey), then the heads of its names, groups
@@ -114,14 +114,27 @@ func (d *docAnalysis) heads() []uint32 {
 	return d.thes[1+d.thes[0]:]
 }
 
-// words returns an indexed document's words: per language its index in
-// analysed, the number of words, their string table ids.
-func (d *docAnalysis) words() []uint32 { return d.kept[1:d.kept[0]] }
+// words returns an indexed document's words, unpacked: per language its
+// index in languages, the number of words, their string table ids in
+// increasing order.
+func (d *docAnalysis) words() []uint32 { return d.appendWords(nil) }
 
-// names returns an indexed document's name units: per name its language's
-// index in analysed, its length, its units (flatNames). segmentNames keeps
-// them in the same layout.
-func (d *docAnalysis) names() []uint32 { return d.kept[d.kept[0]:] }
+// names returns an indexed document's name units, unpacked: per name its
+// language's index in analysed, its length, its units (flatNames).
+// segmentNames keeps them in the same layout.
+func (d *docAnalysis) names() []uint32 { return d.appendNames(nil) }
+
+// appendWords and appendNames append words and names to dst. What the
+// lexicon packed itself unpacks (a snapshot's is checked as it is read).
+func (d *docAnalysis) appendWords(dst []uint32) []uint32 {
+	dst, _ = appendWords(dst, d.kept)
+	return dst
+}
+
+func (d *docAnalysis) appendNames(dst []uint32) []uint32 {
+	dst, _ = appendNames(dst, d.kept)
+	return dst
+}
 
 // full is the part of an analysis kept only until the document is indexed.
 type full struct {
@@ -307,8 +320,9 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource, sources func([]c
 	touched := len(keys)
 	if ids := lex.idsOf(resplit); len(ids) > 0 {
 		var again []core.Key
+		var words []uint32
 		for k, d := range lex.docs {
-			if _, ok := target[k]; !ok && d.holdsAny(ids) {
+			if _, ok := target[k]; !ok && d.holdsAny(ids, &words) {
 				again = append(again, k)
 			}
 		}
@@ -463,8 +477,15 @@ func (lex *lexicon) idsOf(words map[core.Lang]map[string]bool) map[core.Lang]map
 
 // holdsAny tells whether an indexed resource holds one of the words, by
 // language.
-func (d *docAnalysis) holdsAny(ids map[core.Lang]map[uint32]bool) bool {
-	words := d.words()
+// words are the buffer it unpacks the document's words into.
+func (d *docAnalysis) holdsAny(ids map[core.Lang]map[uint32]bool, words *[]uint32) bool {
+	*words = d.appendWords((*words)[:0])
+	return holdsAnyOf(*words, ids)
+}
+
+// holdsAnyOf tells whether unpacked words hold one of the words, by
+// language.
+func holdsAnyOf(words []uint32, ids map[core.Lang]map[uint32]bool) bool {
 	for i := 0; i < len(words); {
 		li, lw, next := unitAt(words, i) // a group has a unit's layout
 		if set := ids[analysed[li].lang]; len(set) > 0 {
@@ -520,35 +541,29 @@ func (lex *lexicon) canonical(s string) string { return lex.strOf[lex.intern(s)]
 // compact turns an analysis just indexed into what an indexed document
 // keeps (see docAnalysis).
 func (lex *lexicon) compact(d *docAnalysis) {
-	n := 1
-	for _, ws := range d.docWords.words {
-		n += 2 + len(ws)
-	}
-	for _, tn := range d.nameUnits {
-		n += 2
-		for _, u := range tn.units {
-			n += 2 + len(u.parts)
-		}
-	}
-	kept := make([]uint32, 1, n)
+	// Only a commit compacts, one document at a time (apply): the
+	// unpacked values go through buffers the lexicon reuses.
+	words, names := lex.wordBuf[:0], lex.nameBuf[:0]
 	for li, la := range languages {
 		ws := d.docWords.words[la.lang]
 		if len(ws) == 0 {
 			continue
 		}
-		kept = append(kept, uint32(li), uint32(len(ws)))
+		words = append(words, uint32(li), uint32(len(ws)))
+		at := len(words)
 		for _, w := range ws {
-			kept = append(kept, lex.intern(w))
+			words = append(words, lex.intern(w))
 		}
+		slices.Sort(words[at:])
 	}
-	kept[0] = uint32(len(kept))
 	for _, tn := range d.nameUnits { // of languages, never exact: in analysed
-		at := len(kept)
-		kept = append(kept, uint32(langIndex(tn.lang)), 0)
-		kept = lex.flatNames(kept, tn.units)
-		kept[at+1] = uint32(len(kept) - at - 2)
+		at := len(names)
+		names = append(names, uint32(langIndex(tn.lang)), 0)
+		names = lex.flatNames(names, tn.units)
+		names[at+1] = uint32(len(names) - at - 2)
 	}
-	d.kept = kept
+	d.kept, lex.packBuf = packKept(words, names, lex.packBuf)
+	lex.wordBuf, lex.nameBuf = words, names
 	if len(d.synonyms) > 0 {
 		t := []uint32{0}
 		for _, e := range d.synonyms {

@@ -1,6 +1,7 @@
 package blugeindex
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/test/perf/synth"
 )
 
 func openIndex(t *testing.T, dir string) *Index {
@@ -178,30 +180,83 @@ func TestInMemoryIndexPersistsNothing(t *testing.T) {
 
 // TestValidKept: a snapshot's words and names are used as they are read
 // (string ids index the table, lengths cut slices), so a layout that does
-// not hold is refused, and every document of a real index holds.
+// not hold is refused, packed or unpacked, and every document of a real
+// index holds and unpacks to what it packed.
 func TestValidKept(t *testing.T) {
 	x := newIndex(t, loadCatalog(t))
 	n := len(x.lex.strOf)
 	for k, d := range x.lex.docs {
-		if !validKept(d.kept, n) {
+		all, ok := validPacked(d.kept, n, nil)
+		if !ok {
 			t.Fatalf("%s: %v refused", k, d.kept)
 		}
+		words, names := d.words(), d.names()
+		if !slices.Equal(all, append(words, names...)) {
+			t.Fatalf("%s: validPacked read %v, words and names are %v %v", k, all, words, names)
+		}
+		if repacked, _ := packKept(words, names, nil); !bytes.Equal(repacked, d.kept) {
+			t.Fatalf("%s: packs again to %v, not %v", k, repacked, d.kept)
+		}
 	}
-	for _, kept := range [][]uint32{
-		nil,
-		{0},                     // names start before the words
-		{4, 0, 1},               // names start past the end
-		{4, 0, 2, 5},            // a word group longer than the words
-		{4, 9, 1, 5},            // a language out of range
-		{4, 0, 1, uint32(n)},    // a word id out of the table
-		{1, 0, 3, 7, 0, 1},      // a name unit's parts past its name
-		{1, 0, 2, uint32(n), 0}, // a head out of the table
+	for _, kept := range [][2][]uint32{
+		{{0, 2, 5}, nil},                      // a word group longer than the words
+		{{9, 1, 5}, nil},                      // a language out of range
+		{{0, 1, uint32(n)}, nil},              // a word id out of the table
+		{nil, {0, 3, 7, 0, 1}},                // a name unit's parts past its name
+		{nil, {0, 2, uint32(n), 0}},           // a head out of the table
+		{{0, 2, 5, uint32(n) - 1}, {0, 1, 8}}, // a name shorter than its units
 	} {
-		if validKept(kept, n) {
+		if validKept(kept[0], kept[1], n) {
 			t.Errorf("%v accepted", kept)
 		}
 	}
-	if !validKept([]uint32{4, 0, 1, 5, 0, 3, 7, 1, 8}, n) {
+	if !validKept([]uint32{0, 1, 5}, []uint32{0, 3, 7, 1, 8}, n) {
 		t.Error("a valid layout refused")
 	}
+	good, _ := packKept([]uint32{0, 2, 5, 9}, []uint32{0, 3, 7, 1, 8}, nil)
+	if _, ok := validPacked(good, n, nil); !ok {
+		t.Fatalf("%v refused", good)
+	}
+	for _, packed := range [][]byte{
+		nil,
+		good[:len(good)-1],                // the names cut short
+		{0x80},                            // a varint cut short
+		{9, 0, 1, 5},                      // a words part past the end
+		{3, 0, 5, 1},                      // a group of five words in three bytes
+		{0, 0x80, 0x80, 0x80, 0x80, 0x10}, // a value over 32 bits
+	} {
+		if _, ok := validPacked(packed, n, nil); ok {
+			t.Errorf("%v accepted", packed)
+		}
+	}
+}
+
+// BenchmarkReadSnapshot times reading the lexicon snapshot of SNAPSHOT_N
+// (default 100,000) synthetic resources, the largest part of a restart's
+// time to ready, and reports the snapshot's size:
+//
+//	SNAPSHOT_N=300000 go test -run '^$' -bench ReadSnapshot -benchtime 5x ./adapters/blugeindex/
+func BenchmarkReadSnapshot(b *testing.B) {
+	n := synth.Size(b, "SNAPSHOT_N", 100000)
+	x, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	for from := 0; from < n; from += 10000 {
+		if err := x.Upsert(context.Background(), synthResources(b, from, min(10000, n-from))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := writeSnapshot(&buf, "mark", x.lex); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		lex, _, err := readSnapshot(buf.Bytes())
+		if err != nil || len(lex.docs) != n {
+			b.Fatalf("read %d documents of %d: %v", len(lex.docs), n, err)
+		}
+	}
+	b.ReportMetric(float64(buf.Len())/float64(n), "snapshot-B/resource")
 }

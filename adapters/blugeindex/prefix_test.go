@@ -219,7 +219,7 @@ func TestSegmentNamesFollowTheLexicon(t *testing.T) {
 		return ws
 	}(), " "), x.lex)
 	cq := newCoverQuery(tq, x.lex)
-	if got, want := ids.coverage(0, cq), coverage(x.lex.docs[key], cq); got != want || got == 0 {
+	if got, want := ids.coverage(0, cq), coverage(x.lex.docs[key], cq, new([]uint32)); got != want || got == 0 {
 		t.Fatalf("doc 0 (%s) covered %v, its analysis %v", key, got, want)
 	}
 	other := newLexicon()

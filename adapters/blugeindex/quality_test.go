@@ -521,7 +521,7 @@ func TestNameCoverage(t *testing.T) {
 		"C30/37":                                           0,
 	} {
 		tq := analyzeQuery(q, lex)
-		if got := coverage(d, newCoverQuery(tq, lex)); got != want {
+		if got := coverage(d, newCoverQuery(tq, lex), new([]uint32)); got != want {
 			t.Errorf("%q covers %.3f of the name, want %.3f", q, got, want)
 		}
 	}

@@ -191,11 +191,13 @@ func has(ids []uint32, id uint32) bool {
 
 // coverage returns the share of a resource's name the query covers, the best
 // over the name languages.
-func coverage(d *docAnalysis, cq *coverQuery) float64 {
+// names is the buffer it unpacks the document's names into.
+func coverage(d *docAnalysis, cq *coverQuery, names *[]uint32) float64 {
 	if d == nil {
 		return 0
 	}
-	return flatCoverage(d.names(), cq)
+	*names = d.appendNames((*names)[:0])
+	return flatCoverage(*names, cq)
 }
 
 // nameCoverage scores one name's units (flatNames) against the
@@ -246,8 +248,9 @@ func rerank(hits []core.Scored, tq *textQuery, lex *lexicon) {
 		ref string // Key.String(), built once rather than at each comparison
 	}
 	ks := make([]keyed, len(hits))
+	var names []uint32
 	for i := range hits {
-		hits[i].Score *= 1 + coverageBoost*coverage(lex.docs[hits[i].Key], cq)
+		hits[i].Score *= 1 + coverageBoost*coverage(lex.docs[hits[i].Key], cq, &names)
 		ks[i] = keyed{hits[i], hits[i].Key.String()}
 	}
 	slices.SortStableFunc(ks, func(a, b keyed) int {

@@ -24,7 +24,7 @@ import (
 // and catalog counts) is derived at load, not stored.
 
 // snapshotMagic starts every snapshot; its last byte is the format version.
-const snapshotMagic = "climatesearch-lexicon\x00\x04"
+const snapshotMagic = "climatesearch-lexicon\x00\x05"
 
 // snapshotWriter appends the encoding to a buffer.
 type snapshotWriter struct{ b []byte }
@@ -113,10 +113,7 @@ func (e *snapshotWriter) doc(lex *lexicon, k core.Key, d *docAnalysis) {
 	e.str(string(k.Catalog))
 	e.str(k.ID)
 	e.uint(d.hash)
-	e.uint(uint64(len(d.kept)))
-	for _, v := range d.kept {
-		e.uint(uint64(v))
-	}
+	e.str(string(d.kept)) // packed (kept.go)
 	e.uint(uint64(len(d.thes)))
 	for _, v := range d.thes {
 		e.uint(uint64(v))
@@ -189,6 +186,18 @@ func (d *snapshotReader) str() string {
 	s := string(d.b[:n])
 	d.b = d.b[n:]
 	return s
+}
+
+// bytes reads a length-prefixed run of bytes, a slice of the snapshot's
+// buffer: the caller copies what it keeps.
+func (d *snapshotReader) bytes() []byte {
+	n := d.count()
+	if d.err != nil {
+		return nil
+	}
+	b := d.b[:n]
+	d.b = d.b[n:]
+	return b
 }
 
 // short reads a string of a small set (languages, catalogs) with one copy
@@ -381,16 +390,18 @@ func (c *docChunk) decode(strOf []string) {
 	c.docs = make([]*docAnalysis, 0, c.n)
 	analyses := make([]docAnalysis, c.n)
 	var ids idBlocks
+	var packed byteBlocks
+	var scratch []uint32
 	for i := 0; i < c.n && d.err == nil; i++ {
 		k := core.Key{Catalog: core.CatalogID(d.short()), ID: d.str()}
 		doc := &analyses[i]
 		doc.hash = d.uint()
-		doc.kept = ids.take(d.count())
-		for j := range doc.kept {
-			doc.kept[j] = uint32(d.uint())
-		}
-		if d.err == nil && !validKept(doc.kept, len(strOf)) {
-			d.fail("the words and names of %s", k)
+		doc.kept = packed.take(d.bytes())
+		if d.err == nil {
+			var ok bool
+			if scratch, ok = validPacked(doc.kept, len(strOf), scratch); !ok {
+				d.fail("the words and names of %s", k)
+			}
 		}
 		if n := d.count(); n > 0 {
 			doc.thes = ids.take(n)
@@ -406,16 +417,14 @@ func (c *docChunk) decode(strOf []string) {
 	}
 }
 
-// validKept tells whether kept has docAnalysis.kept's layout, with string
-// ids under n: a snapshot that passed its checksum but was written wrong
-// must not make a search index out of range.
-func validKept(kept []uint32, n int) bool {
-	if len(kept) == 0 || kept[0] < 1 || int(kept[0]) > len(kept) {
-		return false
-	}
+// validKept tells whether unpacked words and names have the layout of
+// docAnalysis.words and names, with string ids under n: a snapshot that
+// passed its checksum but was written wrong must not make a search index
+// out of range.
+func validKept(words, names []uint32, n int) bool {
 	ids := under(n) // string table ids
-	return runs(kept[1:kept[0]], len(languages), ids) &&
-		runs(kept[kept[0]:], len(analysed), func(units []uint32) bool { return runs(units, n, ids) })
+	return runs(words, len(languages), ids) &&
+		runs(names, len(analysed), func(units []uint32) bool { return runs(units, n, ids) })
 }
 
 // under returns a check that every item is below n.
@@ -454,6 +463,23 @@ func runs(xs []uint32, heads int, items func([]uint32) bool) bool {
 		i = next
 	}
 	return true
+}
+
+// byteBlocks hands out copies of packed words and names from large blocks.
+type byteBlocks struct{ free []byte }
+
+func (b *byteBlocks) take(src []byte) []byte {
+	n := len(src)
+	if n > len(b.free) {
+		if n > 1<<12 {
+			return append([]byte(nil), src...)
+		}
+		b.free = make([]byte, 1<<18)
+	}
+	out := b.free[:n:n]
+	b.free = b.free[n:]
+	copy(out, src)
+	return out
 }
 
 // idBlocks hands out word id slices from large blocks.
