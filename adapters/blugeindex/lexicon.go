@@ -60,9 +60,10 @@ type lexicon struct {
 	// vocabulary.
 	strs  map[string]uint32
 	strOf []string
-	// wordBuf, nameBuf and packBuf are compact's buffers.
-	wordBuf, nameBuf []uint32
-	packBuf          []byte
+	// wordBuf, nameBuf, entryBuf, headBuf and packBuf are compact's
+	// buffers; add and remove unpack entries into entryBuf too.
+	wordBuf, nameBuf, entryBuf, headBuf []uint32
+	packBuf                             []byte
 }
 
 // docAnalysis is one resource as the index sees it. From its analysis
@@ -73,45 +74,38 @@ type lexicon struct {
 // and its hash, the ids and units flat in one slice (kept). The terms,
 // chunks and thesaurus entries are most of an analysis's memory; when a
 // document is replaced or removed, its old analysis is computed again from
-// its resource (the dictionary it was analysed with is the current one: a
-// dictionary that splits one of its words differently re-analyses it).
+// its resource, read from the index (Index.sources; the dictionary it was
+// analysed with is the current one: a dictionary that splits one of its
+// words differently re-analyses it).
 type docAnalysis struct {
-	// src is the resource analysed until it is indexed (never modified:
-	// the index keeps its own copies); an indexed document's resource is
-	// read from the index (Index.sources).
-	src *core.Resource
-	// kept holds an indexed document's words and names (see words and
-	// names), packed as varints (kept.go): one slice instead of a slice
-	// of slices per part and language (at a million documents the headers
-	// and the small arrays behind them were over a gigabyte), in a third
-	// of the bytes of the values as uint32.
+	// kept holds an indexed document's words, names and part of the
+	// thesaurus (see words, names, entries and heads), packed as varints
+	// in one slice (kept.go): a slice per part and language made the
+	// headers and small arrays over a gigabyte at a million documents, and
+	// the values as uint32 were three times the bytes.
 	kept []byte
-	// thes is an indexed document's part of the thesaurus, nil for the
-	// many without synonyms: thes[0] is how many synonym entries follow
-	// (string table ids of entryKey), then the heads of its names, groups
-	// of one language as in kept (its index in analysed, the count, string
-	// ids).
-	thes []uint32
 	// hash fingerprints the terms, so a new dictionary re-indexes only the
 	// resources whose analysis it changed.
 	hash  uint64
 	*full // nil once indexed
 }
 
-// entries returns an indexed document's synonym entries (ids).
-func (d *docAnalysis) entries() []uint32 {
-	if len(d.thes) == 0 {
-		return nil
-	}
-	return d.thes[1 : 1+d.thes[0]]
+// entries returns an indexed document's synonym entries (string table
+// ids of entryKey) in increasing order, none for the many without
+// synonyms.
+func (d *docAnalysis) entries() []uint32 { return d.appendEntries(nil) }
+
+// heads returns the heads of an indexed document's names, kept by the
+// documents with synonym entries only: groups of one language as in names
+// (its index in analysed, the count, string ids).
+func (d *docAnalysis) heads() []uint32 {
+	hs, _ := appendHeads(nil, d.kept)
+	return hs
 }
 
-// heads returns an indexed document's name heads (see thes).
-func (d *docAnalysis) heads() []uint32 {
-	if len(d.thes) == 0 {
-		return nil
-	}
-	return d.thes[1+d.thes[0]:]
+func (d *docAnalysis) appendEntries(dst []uint32) []uint32 {
+	dst, _ = appendEntries(dst, d.kept)
+	return dst
 }
 
 // words returns an indexed document's words, unpacked: per language its
@@ -562,26 +556,23 @@ func (lex *lexicon) compact(d *docAnalysis) {
 		names = lex.flatNames(names, tn.units)
 		names[at+1] = uint32(len(names) - at - 2)
 	}
-	d.kept, lex.packBuf = packKept(words, names, lex.packBuf)
-	lex.wordBuf, lex.nameBuf = words, names
+	entries, heads := lex.entryBuf[:0], lex.headBuf[:0]
 	if len(d.synonyms) > 0 {
-		t := []uint32{0}
 		for _, e := range d.synonyms {
-			t = append(t, lex.intern(entryKey(e.lang, e.phrase)))
+			entries = append(entries, lex.intern(entryKey(e.lang, e.phrase)))
 		}
-		slices.Sort(t[1:]) // an entry listed twice counts once
-		t = slices.Compact(t)
-		t[0] = uint32(len(t) - 1)
+		slices.Sort(entries) // an entry listed twice counts once
+		entries = slices.Compact(entries)
 		for _, h := range d.headTerms {
-			t = append(t, uint32(langIndex(h.lang)), uint32(len(h.terms)))
+			heads = append(heads, uint32(langIndex(h.lang)), uint32(len(h.terms)))
 			for _, term := range h.terms {
-				t = append(t, lex.intern(term))
+				heads = append(heads, lex.intern(term))
 			}
 		}
-		d.thes = slices.Clip(t)
 	}
+	d.kept, lex.packBuf = packKept(words, names, entries, heads, lex.packBuf)
+	lex.wordBuf, lex.nameBuf, lex.entryBuf, lex.headBuf = words, names, entries, heads
 	d.full = nil
-	d.src = nil // read from the index when needed (Index.sources)
 }
 
 func addCounts[N int | int32](counts, d map[string]N) {
@@ -604,14 +595,16 @@ func (lex *lexicon) add(k core.Key, d *docAnalysis) {
 	}
 	lex.count(d, 1)
 	lex.compact(d)
-	lex.thes.add(k, d.entries())
+	lex.entryBuf = d.appendEntries(lex.entryBuf[:0])
+	lex.thes.add(k, lex.entryBuf)
 }
 
 func (lex *lexicon) remove(k core.Key, d *docAnalysis) {
 	// The rings counted the document as it was indexed: d is computed
 	// again from its resource.
 	if old := lex.docs[k]; old != nil {
-		lex.thes.remove(k, old.entries())
+		lex.entryBuf = old.appendEntries(lex.entryBuf[:0])
+		lex.thes.remove(k, lex.entryBuf)
 	}
 	delete(lex.docs, k)
 	if lex.catalogs[k.Catalog]--; lex.catalogs[k.Catalog] <= 0 {
@@ -838,7 +831,7 @@ func (lex *lexicon) needsFilter(catalogs []core.CatalogID) bool {
 // with the dictionaries of langs.
 func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docAnalysis {
 	chunks := dw.chunks
-	d := &docAnalysis{src: r, full: &full{docWords: dw, lens: make([]int32, len(textFields)), fields: make([][]term, len(textFields)), distinct: make([][]termFreq, len(textFields))}}
+	d := &docAnalysis{full: &full{docWords: dw, lens: make([]int32, len(textFields)), fields: make([][]term, len(textFields)), distinct: make([][]termFreq, len(textFields))}}
 	h := fnv.New64a()
 	at := termPlaces.get() // a term's place in distinct[i]
 	defer termPlaces.put(at)

@@ -3,6 +3,7 @@ package blugeindex
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -178,25 +179,35 @@ func TestInMemoryIndexPersistsNothing(t *testing.T) {
 	}
 }
 
-// TestValidKept: a snapshot's words and names are used as they are read
-// (string ids index the table, lengths cut slices), so a layout that does
-// not hold is refused, packed or unpacked, and every document of a real
-// index holds and unpacks to what it packed.
+// TestValidKept: a snapshot's words, names and thesaurus ids are used as
+// they are read (string ids index the table, lengths cut slices), so a
+// layout that does not hold is refused, packed or unpacked, and every
+// document of a real index holds and unpacks to what it packed.
 func TestValidKept(t *testing.T) {
 	x := newIndex(t, loadCatalog(t))
 	n := len(x.lex.strOf)
+	withThes := 0
 	for k, d := range x.lex.docs {
 		all, ok := validPacked(d.kept, n, nil)
 		if !ok {
 			t.Fatalf("%s: %v refused", k, d.kept)
 		}
-		words, names := d.words(), d.names()
-		if !slices.Equal(all, append(words, names...)) {
-			t.Fatalf("%s: validPacked read %v, words and names are %v %v", k, all, words, names)
+		words, names, entries, heads := d.words(), d.names(), d.entries(), d.heads()
+		if want := slices.Concat(words, names, entries, heads); !slices.Equal(all, want) {
+			t.Fatalf("%s: validPacked read %v, the parts are %v", k, all, want)
 		}
-		if repacked, _ := packKept(words, names, nil); !bytes.Equal(repacked, d.kept) {
+		if len(entries) > 0 {
+			withThes++
+			if !slices.IsSorted(entries) || len(heads) == 0 {
+				t.Fatalf("%s: entries %v, heads %v", k, entries, heads)
+			}
+		}
+		if repacked, _ := packKept(words, names, entries, heads, nil); !bytes.Equal(repacked, d.kept) {
 			t.Fatalf("%s: packs again to %v, not %v", k, repacked, d.kept)
 		}
+	}
+	if withThes == 0 {
+		t.Fatal("no document of the real catalog keeps thesaurus ids")
 	}
 	for _, kept := range [][2][]uint32{
 		{{0, 2, 5}, nil},                      // a word group longer than the words
@@ -204,7 +215,7 @@ func TestValidKept(t *testing.T) {
 		{{0, 1, uint32(n)}, nil},              // a word id out of the table
 		{nil, {0, 3, 7, 0, 1}},                // a name unit's parts past its name
 		{nil, {0, 2, uint32(n), 0}},           // a head out of the table
-		{{0, 2, 5, uint32(n) - 1}, {0, 1, 8}}, // a name shorter than its units
+		{{0, 2, 5, uint32(n) - 1}, {0, 1, 8}}, // a name unit cut short
 	} {
 		if validKept(kept[0], kept[1], n) {
 			t.Errorf("%v accepted", kept)
@@ -213,17 +224,24 @@ func TestValidKept(t *testing.T) {
 	if !validKept([]uint32{0, 1, 5}, []uint32{0, 3, 7, 1, 8}, n) {
 		t.Error("a valid layout refused")
 	}
-	good, _ := packKept([]uint32{0, 2, 5, 9}, []uint32{0, 3, 7, 1, 8}, nil)
-	if _, ok := validPacked(good, n, nil); !ok {
-		t.Fatalf("%v refused", good)
+	words, names := []uint32{0, 2, 5, 9}, []uint32{0, 3, 7, 1, 8}
+	for _, thes := range [][2][]uint32{{nil, nil}, {{3, 9}, {0, 1, 7}}} {
+		good, _ := packKept(words, names, thes[0], thes[1], nil)
+		if _, ok := validPacked(good, n, nil); !ok {
+			t.Fatalf("%v refused", good)
+		}
 	}
+	good, _ := packKept(words, names, nil, nil, nil)
 	for _, packed := range [][]byte{
 		nil,
-		good[:len(good)-1],                // the names cut short
-		{0x80},                            // a varint cut short
-		{9, 0, 1, 5},                      // a words part past the end
-		{3, 0, 5, 1},                      // a group of five words in three bytes
-		{0, 0x80, 0x80, 0x80, 0x80, 0x10}, // a value over 32 bits
+		good[:len(good)-1],                   // the names cut short
+		{0x80},                               // a varint cut short
+		{9, 0, 1, 5},                         // a words part past the end
+		{3, 0, 5, 1, 0},                      // a group of five words in three bytes
+		{0, 5, 0x80, 0x80, 0x80, 0x80, 0x10}, // a value over 32 bits
+		{0, 0, 2, 7},                         // two entries, one there
+		{0, 0, 1, 7, 0, 2, 5},                // a head group of one language cut short
+		binary.AppendUvarint([]byte{0, 0, 1}, uint64(n)), // an entry out of the table
 	} {
 		if _, ok := validPacked(packed, n, nil); ok {
 			t.Errorf("%v accepted", packed)

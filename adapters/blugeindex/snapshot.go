@@ -24,7 +24,7 @@ import (
 // and catalog counts) is derived at load, not stored.
 
 // snapshotMagic starts every snapshot; its last byte is the format version.
-const snapshotMagic = "climatesearch-lexicon\x00\x05"
+const snapshotMagic = "climatesearch-lexicon\x00\x06"
 
 // snapshotWriter appends the encoding to a buffer.
 type snapshotWriter struct{ b []byte }
@@ -114,10 +114,6 @@ func (e *snapshotWriter) doc(lex *lexicon, k core.Key, d *docAnalysis) {
 	e.str(k.ID)
 	e.uint(d.hash)
 	e.str(string(d.kept)) // packed (kept.go)
-	e.uint(uint64(len(d.thes)))
-	for _, v := range d.thes {
-		e.uint(uint64(v))
-	}
 }
 
 func counts[N int | int32](e *snapshotWriter, m map[string]N) {
@@ -349,8 +345,10 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 		}
 	})
 	wg.Go(func() { // the rings, from the documents' synonym entries
+		var entries []uint32
 		for i, k := range keys {
-			lex.thes.add(k, analysed[i].entries())
+			entries = analysed[i].appendEntries(entries[:0])
+			lex.thes.add(k, entries)
 		}
 	})
 	wg.Wait()
@@ -389,7 +387,6 @@ func (c *docChunk) decode(strOf []string) {
 	c.keys = make([]core.Key, 0, c.n)
 	c.docs = make([]*docAnalysis, 0, c.n)
 	analyses := make([]docAnalysis, c.n)
-	var ids idBlocks
 	var packed byteBlocks
 	var scratch []uint32
 	for i := 0; i < c.n && d.err == nil; i++ {
@@ -400,16 +397,7 @@ func (c *docChunk) decode(strOf []string) {
 		if d.err == nil {
 			var ok bool
 			if scratch, ok = validPacked(doc.kept, len(strOf), scratch); !ok {
-				d.fail("the words and names of %s", k)
-			}
-		}
-		if n := d.count(); n > 0 {
-			doc.thes = ids.take(n)
-			for j := range doc.thes {
-				doc.thes[j] = uint32(d.uint())
-			}
-			if d.err == nil && !validThes(doc.thes, len(strOf)) {
-				d.fail("the thesaurus entries and heads of %s", k)
+				d.fail("the words, names and thesaurus ids of %s", k)
 			}
 		}
 		c.keys = append(c.keys, k)
@@ -439,12 +427,11 @@ func under(n int) func([]uint32) bool {
 	}
 }
 
-// validThes tells whether thes has docAnalysis.thes's layout, with string
-// ids under n.
-func validThes(thes []uint32, n int) bool {
+// validThes tells whether unpacked entries and heads have the layouts of
+// docAnalysis.entries and heads, with string ids under n.
+func validThes(entries, heads []uint32, n int) bool {
 	ids := under(n)
-	return len(thes) > 0 && int(thes[0]) <= len(thes)-1 && ids(thes[1:1+thes[0]]) &&
-		runs(thes[1+thes[0]:], len(analysed), ids)
+	return ids(entries) && runs(heads, len(analysed), ids)
 }
 
 // runs tells whether xs is a sequence of runs as unitAt reads them (a
@@ -465,7 +452,7 @@ func runs(xs []uint32, heads int, items func([]uint32) bool) bool {
 	return true
 }
 
-// byteBlocks hands out copies of packed words and names from large blocks.
+// byteBlocks hands out copies of documents' packings from large blocks.
 type byteBlocks struct{ free []byte }
 
 func (b *byteBlocks) take(src []byte) []byte {
@@ -479,21 +466,6 @@ func (b *byteBlocks) take(src []byte) []byte {
 	out := b.free[:n:n]
 	b.free = b.free[n:]
 	copy(out, src)
-	return out
-}
-
-// idBlocks hands out word id slices from large blocks.
-type idBlocks struct{ free []uint32 }
-
-func (b *idBlocks) take(n int) []uint32 {
-	if n > len(b.free) {
-		if n > 1<<12 {
-			return make([]uint32, n)
-		}
-		b.free = make([]uint32, 1<<16)
-	}
-	out := b.free[:n:n]
-	b.free = b.free[n:]
 	return out
 }
 

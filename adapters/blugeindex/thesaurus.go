@@ -154,8 +154,10 @@ func (th *thesaurus) settle(docs map[core.Key]*docAnalysis) {
 	if len(th.lost) == 0 {
 		return
 	}
+	var entries []uint32
 	for k, d := range docs {
-		for _, e := range d.entries() {
+		entries = d.appendEntries(entries[:0])
+		for _, e := range entries {
 			if th.lost[e] {
 				th.rings[e].keys = append(th.rings[e].keys, k)
 			}

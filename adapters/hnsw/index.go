@@ -166,8 +166,8 @@ func New(dim int, opt Options) *Index {
 		ids:        make(map[string]uint32),
 		wctx:       new(searchCtx),
 		rot:        newRotation(dim),
-		vecs:       newPaged[int8](dim),
-		l0:         newPaged[uint32](2*opt.M + 1),
+		vecs:       paged[int8]{width: dim},
+		l0:         paged[uint32]{width: 2*opt.M + 1},
 	}
 	x.rng = rand.New(x.pcg)
 	x.ctxs.New = func() any { return new(searchCtx) }

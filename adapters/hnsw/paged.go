@@ -17,11 +17,9 @@ const (
 // vectors) that set the process's peak memory once the vectors of a bulk
 // load caught up. Pages are replaced only under the index's write lock.
 type paged[T any] struct {
-	width int
+	width int // elements per slot
 	pages [][]T
 }
-
-func newPaged[T any](width int) paged[T] { return paged[T]{width: width} }
 
 // at returns slot s's elements.
 func (p *paged[T]) at(s uint32) []T {

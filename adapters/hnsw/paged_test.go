@@ -9,7 +9,7 @@ import (
 // copied, so the old and the new array are never held together), keeps
 // every slot's elements, and adds zero slots.
 func TestPagedGrowsWithoutCopyingWholePages(t *testing.T) {
-	p := newPaged[uint32](3)
+	p := paged[uint32]{width: 3}
 	fill := func(from, to int) {
 		for s := from; s < to; s++ {
 			for i, w := range p.at(uint32(s)) {
