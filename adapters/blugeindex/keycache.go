@@ -1,8 +1,11 @@
 package blugeindex
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/blugelabs/bluge/index"
@@ -35,9 +38,24 @@ type keyCache struct {
 }
 
 type segmentCache struct {
-	ids   []string
+	ids   *idTable
 	names *segmentNames
 }
+
+// idTable holds the _id of every document of a segment, one after the
+// other in one string: a string per document was a million heap objects
+// and a million pointers for the collector to follow at a million
+// resources.
+type idTable struct {
+	all string
+	at  []uint32 // document n's id is all[at[n]:at[n+1]]
+}
+
+// id returns the id of document n.
+func (t *idTable) id(n uint64) string { return t.all[t.at[n]:t.at[n+1]] }
+
+// count returns the number of documents.
+func (t *idTable) count() int { return len(t.at) - 1 }
 
 // segmentNames are the name units of a segment's documents: document n's
 // are units[at[n]:at[n+1]], per name its language's index in analysed,
@@ -49,11 +67,11 @@ type segmentNames struct {
 }
 
 // namesOf copies the name units of the documents ids names from lex.
-func namesOf(ids []string, lex *lexicon) *segmentNames {
-	sn := &segmentNames{at: make([]uint32, len(ids)+1)}
-	for n, id := range ids {
+func namesOf(ids *idTable, lex *lexicon) *segmentNames {
+	sn := &segmentNames{at: make([]uint32, ids.count()+1)}
+	for n := range ids.count() {
 		sn.at[n] = uint32(len(sn.units))
-		key, ok := parseKey(id)
+		key, ok := parseKey(ids.id(uint64(n)))
 		if !ok {
 			continue
 		}
@@ -63,7 +81,7 @@ func namesOf(ids []string, lex *lexicon) *segmentNames {
 		}
 		sn.units = d.appendNames(sn.units)
 	}
-	sn.at[len(ids)] = uint32(len(sn.units))
+	sn.at[ids.count()] = uint32(len(sn.units))
 	return sn
 }
 
@@ -71,7 +89,7 @@ func namesOf(ids []string, lex *lexicon) *segmentNames {
 // name units.
 type docIDs struct {
 	offsets []uint64 // the first document number of each segment
-	ids     [][]string
+	ids     []*idTable
 	names   []*segmentNames
 }
 
@@ -84,7 +102,7 @@ func (kc *keyCache) of(snap blugesearch.Reader, lex *lexicon) (*docIDs, bool, er
 		return nil, false, nil
 	}
 	segs := s.Segments()
-	d := &docIDs{offsets: make([]uint64, len(segs)), ids: make([][]string, len(segs)), names: make([]*segmentNames, len(segs))}
+	d := &docIDs{offsets: make([]uint64, len(segs)), ids: make([]*idTable, len(segs)), names: make([]*segmentNames, len(segs))}
 	kc.mu.Lock()
 	defer kc.mu.Unlock()
 	if kc.segs == nil {
@@ -133,27 +151,36 @@ func (kc *keyCache) of(snap blugesearch.Reader, lex *lexicon) (*docIDs, bool, er
 // _id sortable). The stored fields hold it too, but beside the resource
 // itself (_src): reading them decompressed every resource and left the
 // whole segment file resident, 0.8 GB of mapped pages at a million.
-func segmentIDs(seg segment.Segment) ([]string, error) {
-	ids := make([]string, seg.Count())
+func segmentIDs(seg segment.Segment) (*idTable, error) {
+	t := &idTable{at: make([]uint32, 1, seg.Count()+1)}
+	var all strings.Builder
 	dv, err := seg.DocumentValueReader([]string{"_id"})
 	if err != nil {
 		return nil, fmt.Errorf("blugeindex: read ids: %w", err)
 	}
-	for n := range ids {
-		err := dv.VisitDocumentValues(uint64(n), func(_ string, term []byte) {
-			ids[n] = string(term)
+	for n := range seg.Count() {
+		err := dv.VisitDocumentValues(n, func(_ string, term []byte) {
+			all.Write(term)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("blugeindex: read ids: %w", err)
 		}
+		if all.Len() > math.MaxUint32 {
+			return nil, errors.New("blugeindex: read ids: over 4 GB of ids in one segment")
+		}
+		t.at = append(t.at, uint32(all.Len()))
 	}
-	return ids, nil
+	t.all = all.String()
+	if all.Cap() > all.Len()+all.Len()/8 {
+		t.all = strings.Clone(t.all) // not the builder's spare capacity
+	}
+	return t, nil
 }
 
 // id returns the _id of a document of the snapshot.
 func (d *docIDs) id(doc uint64) string {
 	i := d.segment(doc)
-	return d.ids[i][doc-d.offsets[i]]
+	return d.ids[i].id(doc - d.offsets[i])
 }
 
 // segment returns the index of the segment holding doc.

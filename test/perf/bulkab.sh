@@ -24,6 +24,7 @@ ROUNDS=${ROUNDS:-2}
 MEMORY_LIMIT=${MEMORY_LIMIT:-1843MiB}
 ADDR=127.0.0.1:18520
 cd "$(dirname "$0")/../.."
+. test/perf/offline.sh
 WORK=$(mktemp -d /tmp/climatesearch-bulkab.XXXXXX)
 PID=
 cleanup() {
@@ -37,11 +38,7 @@ go build -o "$WORK/scalegen" ./test/perf/scalegen
 
 load() { # $1 binary; prints "rate/s VmHWM MiB"
 	rm -rf "$WORK/data"
-	env SERVICE_ADDR=$ADDR SERVICE_DATA_DIR="$WORK/data" SERVICE_BOOT_INGEST=false SERVICE_INGEST_INTERVAL=0 \
-		SERVICE_KEEP_ANSWERS=false SERVICE_EMBEDDER=hash SERVICE_MEMORY_LIMIT="$MEMORY_LIMIT" \
-		SERVICE_UPSTREAM_URL=http://127.0.0.1:18599 SERVICE_EXCEL_URL_SV=http://127.0.0.1:18599/sv.xlsx \
-		SERVICE_EXCEL_URL_EN=http://127.0.0.1:18599/en.xlsx SERVICE_LOG_LEVEL=warn "$1" >>"$WORK/server.log" 2>&1 &
-	PID=$!
+	serve_offline "$1" "$WORK/data" "$WORK/server.log" SERVICE_KEEP_ANSWERS=false SERVICE_MEMORY_LIMIT="$MEMORY_LIMIT"
 	until curl -fs -o /dev/null "http://$ADDR/readyz"; do
 		kill -0 "$PID" 2>/dev/null || { echo "$1 did not start (see $WORK/server.log)" >&2; exit 1; }
 		sleep 0.1

@@ -40,6 +40,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$(pwd)
+. test/perf/offline.sh
 SIZES=${*:-"10000 100000"}
 PORT=${PORT:-18510}
 ADDR=127.0.0.1:$PORT
@@ -83,11 +84,7 @@ kib() { awk -v k="$1" 'BEGIN {printf "%.0f MiB", k/1024}'; }
 status() { awk -v f="$2" '$1==f":" {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 start() { # $1 data dir; sets PID
-	env SERVICE_ADDR=$ADDR SERVICE_DATA_DIR="$1" SERVICE_BOOT_INGEST=false SERVICE_INGEST_INTERVAL=0 SERVICE_KEEP_ANSWERS=${KEEP_ANSWERS:-false} \
-		SERVICE_EMBEDDER=hash SERVICE_UPSTREAM_URL=http://127.0.0.1:18599 \
-		SERVICE_EXCEL_URL_SV=http://127.0.0.1:18599/sv.xlsx SERVICE_EXCEL_URL_EN=http://127.0.0.1:18599/en.xlsx \
-		SERVICE_LOG_LEVEL=warn SERVICE_LOG_FORMAT=json "$BIN" >>"$WORK/server.log" 2>&1 &
-	PID=$!
+	serve_offline "$BIN" "$1" "$WORK/server.log" SERVICE_KEEP_ANSWERS="${KEEP_ANSWERS:-false}" SERVICE_LOG_FORMAT=json
 }
 wait_ok() { # $1 path (/healthz, /readyz), $2 cap in s; sets HEALTH to "S s", "never: exit N after S s" or "did not start within N s"; fails unless 200
 	local t0 now rc
