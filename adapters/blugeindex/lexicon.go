@@ -470,8 +470,7 @@ func (lex *lexicon) idsOf(words map[core.Lang]map[string]bool) map[core.Lang]map
 }
 
 // holdsAny tells whether an indexed resource holds one of the words, by
-// language.
-// words are the buffer it unpacks the document's words into.
+// language; words is the buffer it unpacks the document's words into.
 func (d *docAnalysis) holdsAny(ids map[core.Lang]map[uint32]bool, words *[]uint32) bool {
 	*words = d.appendWords((*words)[:0])
 	return holdsAnyOf(*words, ids)

@@ -190,8 +190,8 @@ func has(ids []uint32, id uint32) bool {
 }
 
 // coverage returns the share of a resource's name the query covers, the best
-// over the name languages.
-// names is the buffer it unpacks the document's names into.
+// over the name languages; names is the buffer it unpacks the document's
+// names into.
 func coverage(d *docAnalysis, cq *coverQuery, names *[]uint32) float64 {
 	if d == nil {
 		return 0
