@@ -61,6 +61,7 @@ func appendSorted(b []byte, ids []uint32) []byte {
 	return b
 }
 
+// appendValues appends each value as it is.
 func appendValues(b []byte, vs []uint32) []byte {
 	for _, v := range vs {
 		b = binary.AppendUvarint(b, uint64(v))
@@ -127,8 +128,9 @@ func appendHeads(dst []uint32, kept []byte) (_ []uint32, ok bool) {
 	if thes, ok = nextUvarint(thes, &n); !ok {
 		return dst, false
 	}
-	for range n { // skip the entries
-		if thes, ok = nextUvarint(thes, new(uint32)); !ok {
+	var skipped uint32
+	for range n { // the entries
+		if thes, ok = nextUvarint(thes, &skipped); !ok {
 			return dst, false
 		}
 	}

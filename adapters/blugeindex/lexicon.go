@@ -60,10 +60,13 @@ type lexicon struct {
 	// vocabulary.
 	strs  map[string]uint32
 	strOf []string
-	// wordBuf, nameBuf, entryBuf, headBuf and packBuf are compact's
-	// buffers; add and remove unpack entries into entryBuf too.
-	wordBuf, nameBuf, entryBuf, headBuf []uint32
-	packBuf                             []byte
+	// buf holds the buffers compact packs a document through; add and
+	// remove unpack its synonym entries into buf.entries too. Only a
+	// commit changes the lexicon, one document at a time (apply).
+	buf struct {
+		words, names, entries, heads []uint32
+		packed                       []byte
+	}
 }
 
 // docAnalysis is one resource as the index sees it. From its analysis
@@ -534,9 +537,7 @@ func (lex *lexicon) canonical(s string) string { return lex.strOf[lex.intern(s)]
 // compact turns an analysis just indexed into what an indexed document
 // keeps (see docAnalysis).
 func (lex *lexicon) compact(d *docAnalysis) {
-	// Only a commit compacts, one document at a time (apply): the
-	// unpacked values go through buffers the lexicon reuses.
-	words, names := lex.wordBuf[:0], lex.nameBuf[:0]
+	words, names := lex.buf.words[:0], lex.buf.names[:0]
 	for li, la := range languages {
 		ws := d.docWords.words[la.lang]
 		if len(ws) == 0 {
@@ -555,7 +556,7 @@ func (lex *lexicon) compact(d *docAnalysis) {
 		names = lex.flatNames(names, tn.units)
 		names[at+1] = uint32(len(names) - at - 2)
 	}
-	entries, heads := lex.entryBuf[:0], lex.headBuf[:0]
+	entries, heads := lex.buf.entries[:0], lex.buf.heads[:0]
 	if len(d.synonyms) > 0 {
 		for _, e := range d.synonyms {
 			entries = append(entries, lex.intern(entryKey(e.lang, e.phrase)))
@@ -569,8 +570,8 @@ func (lex *lexicon) compact(d *docAnalysis) {
 			}
 		}
 	}
-	d.kept, lex.packBuf = packKept(words, names, entries, heads, lex.packBuf)
-	lex.wordBuf, lex.nameBuf, lex.entryBuf, lex.headBuf = words, names, entries, heads
+	d.kept, lex.buf.packed = packKept(words, names, entries, heads, lex.buf.packed)
+	lex.buf.words, lex.buf.names, lex.buf.entries, lex.buf.heads = words, names, entries, heads
 	d.full = nil
 }
 
@@ -594,16 +595,16 @@ func (lex *lexicon) add(k core.Key, d *docAnalysis) {
 	}
 	lex.count(d, 1)
 	lex.compact(d)
-	lex.entryBuf = d.appendEntries(lex.entryBuf[:0])
-	lex.thes.add(k, lex.entryBuf)
+	lex.buf.entries = d.appendEntries(lex.buf.entries[:0])
+	lex.thes.add(k, lex.buf.entries)
 }
 
 func (lex *lexicon) remove(k core.Key, d *docAnalysis) {
 	// The rings counted the document as it was indexed: d is computed
 	// again from its resource.
 	if old := lex.docs[k]; old != nil {
-		lex.entryBuf = old.appendEntries(lex.entryBuf[:0])
-		lex.thes.remove(k, lex.entryBuf)
+		lex.buf.entries = old.appendEntries(lex.buf.entries[:0])
+		lex.thes.remove(k, lex.buf.entries)
 	}
 	delete(lex.docs, k)
 	if lex.catalogs[k.Catalog]--; lex.catalogs[k.Catalog] <= 0 {
