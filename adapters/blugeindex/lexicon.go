@@ -319,7 +319,10 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource, sources func([]c
 		var again []core.Key
 		var words []uint32
 		for k, d := range lex.docs {
-			if _, ok := target[k]; !ok && d.holdsAny(ids, &words) {
+			if _, ok := target[k]; ok {
+				continue
+			}
+			if words = d.appendWords(words[:0]); holdsAny(words, ids) {
 				again = append(again, k)
 			}
 		}
@@ -472,16 +475,9 @@ func (lex *lexicon) idsOf(words map[core.Lang]map[string]bool) map[core.Lang]map
 	return out
 }
 
-// holdsAny tells whether an indexed resource holds one of the words, by
-// language; words is the buffer it unpacks the document's words into.
-func (d *docAnalysis) holdsAny(ids map[core.Lang]map[uint32]bool, words *[]uint32) bool {
-	*words = d.appendWords((*words)[:0])
-	return holdsAnyOf(*words, ids)
-}
-
-// holdsAnyOf tells whether unpacked words hold one of the words, by
-// language.
-func holdsAnyOf(words []uint32, ids map[core.Lang]map[uint32]bool) bool {
+// holdsAny tells whether an indexed resource's words (unpacked) hold one
+// of the words, by language.
+func holdsAny(words []uint32, ids map[core.Lang]map[uint32]bool) bool {
 	for i := 0; i < len(words); {
 		li, lw, next := unitAt(words, i) // a group has a unit's layout
 		if set := ids[analysed[li].lang]; len(set) > 0 {

@@ -38,6 +38,11 @@ func (e *snapshotWriter) str(s string) {
 	e.b = append(e.b, s...)
 }
 
+func (e *snapshotWriter) bytes(b []byte) {
+	e.uint(uint64(len(b)))
+	e.b = append(e.b, b...)
+}
+
 // snapshotChunks is how many parts the documents are written in: each is
 // encoded and decoded on its own core.
 const snapshotChunks = 8
@@ -113,7 +118,7 @@ func (e *snapshotWriter) doc(lex *lexicon, k core.Key, d *docAnalysis) {
 	e.str(string(k.Catalog))
 	e.str(k.ID)
 	e.uint(d.hash)
-	e.str(string(d.kept)) // packed (kept.go)
+	e.bytes(d.kept) // packed (kept.go)
 }
 
 func counts[N int | int32](e *snapshotWriter, m map[string]N) {
