@@ -74,6 +74,8 @@ type Index struct {
 	// split is the size from which a ranking walks two halves side by
 	// side (0: splitWalkFrom; tests lower it).
 	split uint64
+	// maps holds the mapped segment files of an index on disk (mapped.go).
+	maps segmentMaps
 }
 
 // splitFrom is the size from which a ranking walks two halves.
@@ -149,7 +151,7 @@ func loadSnapshot(path, mark string) (*lexicon, error) {
 func (x *Index) openWriter() error {
 	cfg := bluge.InMemoryOnlyConfig()
 	if x.dir != "" {
-		cfg = bluge.DefaultConfig(filepath.Join(x.dir, blugeDir))
+		cfg = bluge.DefaultConfigWithDirectory(x.maps.directory(filepath.Join(x.dir, blugeDir)))
 	}
 	// Fill the config's own map: the config's norm function holds it.
 	maps.Copy(cfg.PerFieldSimilarity, similarities(func() *lexicon { return x.lex }))

@@ -41,18 +41,21 @@ import (
 // in which postings were read) and settled like fullCandidates'; equal
 // scores at the cut are ordered by key, read only for the final candidates.
 func topK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
-	return topKWith(ctx, reader, p, lex, depth, nil, splitWalkFrom)
+	return topKWith(ctx, reader, p, lex, depth, nil, nil, splitWalkFrom)
 }
 
-// blockTopK is topK with the index's block-max postings (blocks.go): the
-// same answer, skipping the blocks of long lists that cannot reach the
-// threshold. Search uses it; topK stays as the path without the cache.
+// blockTopK is topK with the index's block-max postings (blocks.go) and
+// key cache: the same answer, skipping the blocks of long lists that
+// cannot reach the threshold. Search uses it; topK stays as the path
+// without the caches.
 func (x *Index) blockTopK(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
-	return topKWith(ctx, reader, p, lex, depth, &x.blocks, x.splitFrom())
+	return topKWith(ctx, reader, p, lex, depth, &x.blocks, &x.ids, x.splitFrom())
 }
 
-// topKWith walks in two halves from split documents on (see splitWalkFrom).
-func topKWith(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, depth int, blocks *blockCache, split uint64) ([]core.Scored, error) {
+// topKWith walks in two halves from split documents on (see
+// splitWalkFrom). The candidates' ids come from keys, or from the stored
+// fields without it.
+func topKWith(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, depth int, blocks *blockCache, keys *keyCache, split uint64) ([]core.Scored, error) {
 	if len(p.clauses) == 0 {
 		return nil, nil
 	}
@@ -64,7 +67,17 @@ func topKWith(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, 
 	if err != nil {
 		return nil, err
 	}
-	return ranked(snap, cands, depth)
+	id := func(doc uint64) (string, error) { return storedID(snap, doc) }
+	if keys != nil && len(cands) > 0 {
+		ids, ok, err := keys.of(snap, lex)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			id = func(doc uint64) (string, error) { return ids.id(doc), nil }
+		}
+	}
+	return ranked(cands, depth, id)
 }
 
 // bestByBM25 returns the documents of a plan scoring at least the floor
@@ -682,15 +695,19 @@ func (t *topScores) add(s float64) bool {
 
 // ranked orders the candidates by score, equal scores by key, and keeps
 // what fullCandidates keeps: the depth best and every further one scoring
-// as the last of them, at most 2*depth.
-func ranked(snap blugesearch.Reader, cands []scoredDoc, depth int) ([]core.Scored, error) {
+// as the last of them, at most 2*depth. idOf reads a document's id: from
+// the key cache, since a group of equal scores may hold thousands of
+// documents and reading each one's stored _id decompressed its chunk of
+// stored resources (at 300,000 resources a dozen searches mapped 167 MiB
+// of them in; PERFORMANCE.md 12w).
+func ranked(cands []scoredDoc, depth int, idOf func(doc uint64) (string, error)) ([]core.Scored, error) {
 	type keyed struct {
 		core.Scored
 		id string
 	}
 	out := make([]keyed, len(cands))
 	for i, c := range cands {
-		id, err := storedID(snap, c.doc)
+		id, err := idOf(c.doc)
 		if err != nil {
 			return nil, err
 		}

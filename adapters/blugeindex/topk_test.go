@@ -82,16 +82,16 @@ func samePrunedAndFull(t *testing.T, x *Index, queries []string, catalogs [][]co
 		{"pruned", topK},
 		{"block-max", x.blockTopK},
 		{"block-max, every list", func(ctx context.Context, r *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
-			return topKWith(ctx, r, p, lex, depth, every, splitWalkFrom)
+			return topKWith(ctx, r, p, lex, depth, every, nil, splitWalkFrom)
 		}},
 		{"block-max, every list, in two halves", func(ctx context.Context, r *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
-			return topKWith(ctx, r, p, lex, depth, every, 1)
+			return topKWith(ctx, r, p, lex, depth, every, &x.ids, 1)
 		}},
 		{"pruned, in two halves", func(ctx context.Context, r *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
-			return topKWith(ctx, r, p, lex, depth, nil, 1)
+			return topKWith(ctx, r, p, lex, depth, nil, nil, 1)
 		}},
 		{"block-max, small cache", func(ctx context.Context, r *bluge.Reader, p *plan, lex *lexicon, depth int) ([]core.Scored, error) {
-			return topKWith(ctx, r, p, lex, depth, tight, splitWalkFrom)
+			return topKWith(ctx, r, p, lex, depth, tight, nil, splitWalkFrom)
 		}},
 	}
 	for qi, text := range queries {
