@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,4 +96,53 @@ func residentVlog(t *testing.T, dir string) int64 {
 		t.Fatal(err)
 	}
 	return total
+}
+
+// TestReadValueLogIsNotKeptResident: reading resources maps their values
+// in as writing does (a rebuild of the text index reads every one); with
+// reads counted, what a scan of 96 MiB leaves resident stays about
+// releaseEvery.
+func TestReadValueLogIsNotKeptResident(t *testing.T) {
+	s, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	ctx := context.Background()
+	s.noRelease.Store(true)                          // what writing leaves is released below, at once
+	long := strings.Repeat("mineralullsskiva ", 400) // a 6.8 kB description
+	for b := range 16 {                              // 16 batches of 6 MiB
+		var puts []ports.StoredResource
+		for i := range 900 {
+			sr := full(core.National, fmt.Sprintf("r%02d-%03d", b, i))
+			sr.Resource.DescriptionSV = long
+			puts = append(puts, sr)
+		}
+		if err := s.Apply(ctx, core.National, ports.Changes{Put: puts}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.noRelease.Store(false)
+	s.release()
+	if kept := residentVlog(t, s.dir); kept > 8<<20 {
+		t.Fatalf("the test needs the written pages released first: %d MiB resident", kept>>20)
+	}
+
+	read := int64(0)
+	if err := s.Scan(ctx, core.National, func(sr ports.StoredResource) error {
+		read += int64(len(sr.Resource.DescriptionSV))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if read < 90<<20 {
+		t.Fatalf("the scan read %d MiB, want 96", read>>20)
+	}
+	var kept int64
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if kept = residentVlog(t, s.dir); kept <= releaseEvery+16<<20 {
+			return
+		}
+	}
+	t.Fatalf("after reading %d MiB, %d MiB of the value log stays resident (releases every %d MiB)", read>>20, kept>>20, releaseEvery>>20)
 }

@@ -94,9 +94,9 @@ const (
 	// settleFloor is the fewest value-log bytes written between two
 	// settles; see settle.
 	settleFloor = 16 << 20
-	// releaseEvery is how many value-log bytes are written between two
-	// releases of the mapped value log's pages (releaseVlog), so what
-	// writing leaves resident stays about this much.
+	// releaseEvery is how many value-log bytes are written or read
+	// between two releases of the mapped value log's pages (releaseVlog),
+	// so what writing and reading leave resident stays about this much.
 	releaseEvery = 32 << 20
 	// flushKey is written and dropped to make Badger flush its memtable;
 	// '~' sorts after every other prefix, so dropping it touches at most
@@ -138,9 +138,9 @@ type Store struct {
 	written  atomic.Int64
 	settleAt atomic.Int64
 	settleCh chan struct{}
-	// unreleased counts value-log bytes written since the last release
-	// (see releaseVlog); dir is the store's directory as the kernel names
-	// it, noRelease set once the kernel refused.
+	// unreleased counts value-log bytes written or read since the last
+	// release (see releaseVlog); dir is the store's directory as the
+	// kernel names it, noRelease set once the kernel refused.
 	unreleased atomic.Int64
 	dir        string
 	noRelease  atomic.Bool
@@ -303,6 +303,20 @@ func (s *Store) wrote(n int) {
 	}
 }
 
+// read counts n bytes of a value read: a value read through the mapped
+// value log stays resident as a written one does (a rebuild of the text
+// index reads every resource, the background vectors every changed one),
+// so reads make a release due as writes do.
+func (s *Store) read(n int) {
+	if s.unreleased.Add(int64(valueBytes(n))) < releaseEvery || s.noRelease.Load() {
+		return
+	}
+	select {
+	case s.settleCh <- struct{}{}:
+	default:
+	}
+}
+
 // valueBytes is what a value of n bytes adds to the value log.
 func valueBytes(n int) int {
 	if n < valueThreshold {
@@ -453,6 +467,7 @@ func (s *Store) decode(item *badger.Item) (ports.StoredResource, error) {
 		r := c.(cachedRecord).rec
 		return ports.StoredResource{Resource: r.Resource.Clone(), Hash: r.Hash}, nil
 	}
+	s.read(int(item.ValueSize()))
 	r, err := decode(item)
 	if err != nil || (!cached && s.cachedN.Load() >= maxDecoded) {
 		return r, err // full: no copy for the cache (a scan of a large catalog reads past it)
