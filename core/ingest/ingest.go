@@ -492,6 +492,11 @@ func (s *Service) applyLocked(ctx context.Context, rel core.Release, started tim
 				continue // nothing to write
 			}
 		}
+		if dryRun {
+			// Nothing is written: the resource goes now, not with the
+			// whole release (a million-row file's dry run held them all).
+			continue
+		}
 		puts = append(puts, ports.StoredResource{Resource: r, Hash: hash})
 	}
 	if rel.Complete {
