@@ -69,7 +69,7 @@ func topKWith(ctx context.Context, reader *bluge.Reader, p *plan, lex *lexicon, 
 	}
 	id := func(doc uint64) (string, error) { return storedID(snap, doc) }
 	if keys != nil && len(cands) > 0 {
-		ids, ok, err := keys.of(snap, lex)
+		ids, ok, err := keys.idsOf(snap)
 		if err != nil {
 			return nil, err
 		}
