@@ -14,17 +14,18 @@ import (
 // The segment files' mapped pages.
 //
 // bluge reads its segment files through read-only mappings, and every page
-// a search or a merge touched stayed in the process's resident set: the
-// long postings lists are read once, whole, to build their blocks
-// (blocks.go) and then read from the heap, but the file pages they came
-// from stayed mapped. At 300,000 resources a dozen searches left 240 of
-// the index's 306 MB resident; at 1,000,000 resources 530 MiB, a quarter of
-// the process's RSS after the scale script's searches (PERFORMANCE.md
-// 12w). So the index maps the segments itself (bluge's loader otherwise
-// unchanged) and, every segmentReleaseEvery, gives their pages back to the
-// page cache (releaseMapping). What stays resident is what the searches
-// of the last interval touched; a page touched again is mapped again from
-// the page cache by a minor fault, without reading the disk.
+// a search or a merge touched stayed in the process's resident set until
+// the kernel needed memory: the long postings lists are read once, whole,
+// to build their blocks (blocks.go) and then read from the heap, the key
+// cache reads each segment's ids once, a merge reads its segments whole,
+// but the file pages stayed mapped. At 1,000,000 resources that was 530
+// MiB after the scale script's searches, a quarter of the process's RSS
+// (PERFORMANCE.md 12w). So the index maps the segments itself (bluge's
+// loader otherwise unchanged) and, every segmentReleaseEvery, gives their
+// pages back to the page cache (releaseMapping). What stays resident is
+// what the last interval's searches and merges touched; a page touched
+// again is mapped again from the page cache by a minor fault, without
+// reading the disk.
 
 // segmentReleaseEvery is how often the segments' pages are given back.
 var segmentReleaseEvery = 10 * time.Second // a variable for tests
