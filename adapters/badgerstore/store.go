@@ -294,12 +294,8 @@ func (s *Store) leaveWrite() {
 // tree, whose own compactions reclaim them, so only larger ones count.
 func (s *Store) wrote(n int) {
 	due := s.unreleased.Add(int64(n)) >= releaseEvery && !s.noRelease.Load()
-	if s.written.Add(int64(n)) < s.settleAt.Load() && !due {
-		return
-	}
-	select {
-	case s.settleCh <- struct{}{}:
-	default:
+	if s.written.Add(int64(n)) >= s.settleAt.Load() || due {
+		s.wake()
 	}
 }
 
@@ -308,9 +304,14 @@ func (s *Store) wrote(n int) {
 // index reads every resource, the background vectors every changed one),
 // so reads make a release due as writes do.
 func (s *Store) read(n int) {
-	if s.unreleased.Add(int64(valueBytes(n))) < releaseEvery || s.noRelease.Load() {
-		return
+	if s.unreleased.Add(int64(valueBytes(n))) >= releaseEvery && !s.noRelease.Load() {
+		s.wake()
 	}
+}
+
+// wake tells the settle loop that a settle or a release may be due; it
+// never waits (a wake already pending covers this one).
+func (s *Store) wake() {
 	select {
 	case s.settleCh <- struct{}{}:
 	default:
