@@ -206,9 +206,14 @@ type Ingester interface {
 type FileParser interface {
 	// Parse reads a file for a preview: format, headers, a sample, row count.
 	Parse(filename string, data []byte, sheet string) (core.FileTable, error)
-	// Map turns the file into a release with the column map (field -> header).
-	// Problems, when any, list why the file cannot be loaded; the release is then unusable.
-	Map(filename string, data []byte, sheet string, catalog core.CatalogID, mapping map[string]string, version string) (core.Release, []core.FileProblem, error)
+	// Map reads the file and maps its rows to resources with the column map
+	// (field -> header), handing them to each as they are made, in the
+	// file's order, in chunks of at most n, each chunk each's own: a large
+	// file is never held as all its resources at once. version is the
+	// release's (each resource without one takes it). Problems, when any,
+	// list why the file cannot be loaded: whatever each was handed is then
+	// not to be used. An error from each stops the mapping and is returned.
+	Map(filename string, data []byte, sheet string, catalog core.CatalogID, mapping map[string]string, version string, n int, each func([]core.Resource) error) ([]core.FileProblem, error)
 	// Schema lists every mappable Resource field.
 	Schema() []core.SchemaField
 	// Suggest proposes a column map for headers it recognises.

@@ -2,6 +2,7 @@ package filereader
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -419,5 +420,58 @@ func TestMapNavnDEENG(t *testing.T) {
 	m["name_en"] = "Navn DK"
 	if r := byID(t, mapOK(t, tb, core.DKBR, m).Release.Resources)["#B1632"]; r.NameEN != "Cirkulære ventilationskanaler" {
 		t.Errorf("explicit name_en: %q", r.NameEN)
+	}
+}
+
+// MapEach hands over what Map makes, in order and in chunks of n; a
+// reference or a repeated id reaches across chunks; every row is let go
+// once mapped but those references read; after a problem nothing more is
+// handed over, and an error of each stops the mapping.
+func TestMapEach(t *testing.T) {
+	m := map[string]string{"id": "id", "name": "name", "a1a3": "a1a3", "unit": "unit"}
+	text := "id,name,a1a3,unit\n" +
+		"#G1,Beton,100,M3\n#G2,Tegl,2,kg\n#G3,Træ,3,kg\n#G1,Beton,100,m3\n" + // #G1 repeated in the second chunk
+		"#G4,Genbrug,#G1,#G1\n#G5,Glas,5,kg\n#G6,Stål,6,kg\n" // #G4 reads #G1 from the first chunk
+	whole := mapOK(t, csvTable(t, text), core.DKBR, m).Release.Resources
+
+	tb := csvTable(t, text)
+	var chunks [][]core.Resource
+	rep, err := MapEach(tb, core.DKBR, m, "BR25", 2, func(rs []core.Resource) error {
+		chunks = append(chunks, rs)
+		return nil
+	})
+	if err != nil || rep.Resources != 6 || rep.Collapsed != 1 || rep.References != 2 || rep.Version != "BR25" {
+		t.Fatalf("report %+v, %v", rep, err)
+	}
+	var all []core.Resource
+	for _, c := range chunks {
+		if len(c) > 2 {
+			t.Errorf("a chunk of %d", len(c))
+		}
+		all = append(all, c...)
+	}
+	if len(chunks) != 3 || !reflect.DeepEqual(all, whole) {
+		t.Errorf("chunks %v\nwant %v", chunks, whole)
+	}
+	for i, row := range tb.Rows {
+		if held := row.Cell(0).Text == "#G1" && i == 0; held != (row.Cells != nil) {
+			t.Errorf("row %d (%v): kept %v", row.Num, row.Cells, row.Cells != nil)
+		}
+	}
+
+	// A problem in the third chunk: the first two were handed over, then
+	// nothing, and the file is refused.
+	handed := 0
+	_, err = MapEach(csvTable(t, text+"#G7,Sten,x,kg\n#G8,Sand,8,kg\n"), core.DKBR, m, "BR25", 3, func(rs []core.Resource) error {
+		handed += len(rs)
+		return nil
+	})
+	if core.KindOf(err) != core.KindInvalid || handed != 6 {
+		t.Errorf("a problem on row 9: %d handed over, %v", handed, err)
+	}
+	stop := errors.New("stop")
+	calls := 0
+	if _, err := MapEach(csvTable(t, text), core.DKBR, m, "", 1, func([]core.Resource) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Errorf("each's error: %v after %d calls", err, calls)
 	}
 }

@@ -23,6 +23,9 @@ type Problem = core.FileProblem
 type Report struct {
 	// Release holds the resources; valid only when Map returned no error.
 	Release core.Release `json:"-"`
+	// Version is the release's: the version asked for, else the first
+	// resource's (a mapped version column).
+	Version string `json:"-"`
 	// Rows counts the data rows read (blank rows are not rows).
 	Rows int `json:"rows"`
 	// Resources counts the resources made (Rows - Collapsed).
@@ -122,6 +125,35 @@ func missing(s string) bool {
 //     text that looks like a spreadsheet formula (=...) are problems.
 //   - origin must be an http(s) URL; anything else is dropped with a note.
 func Map(t *Table, catalog core.CatalogID, mapping map[string]string, version string) (Report, error) {
+	var rel core.Release
+	rep, err := mapRows(t, catalog, mapping, version, 0, false, func(rs []core.Resource) error {
+		rel.Resources = append(rel.Resources, rs...)
+		return nil
+	})
+	if err != nil {
+		return rep, err
+	}
+	rel.Catalog, _ = core.ParseCatalog(string(catalog)) // MapEach read it
+	rel.Origin, rel.Version = core.OriginFile, rep.Version
+	rep.Release = rel
+	return rep, nil
+}
+
+// MapEach maps t as Map does, but hands the resources to each as they are
+// made, in the file's order, in chunks of at most n (0: one chunk), each
+// chunk each's own; it keeps none of them, and lets go of every row of t
+// once it is mapped (t is spent after it), so a file of a million rows
+// never holds its table and all its resources at once. Once a problem is
+// found each is not called again, and the error, as Map's, lists the
+// problems: a caller that acts on the resources only after MapEach
+// returned nil acts on a whole file or on nothing. An error from each
+// stops the mapping and is returned as it is.
+func MapEach(t *Table, catalog core.CatalogID, mapping map[string]string, version string, n int, each func([]core.Resource) error) (Report, error) {
+	return mapRows(t, catalog, mapping, version, n, true, each)
+}
+
+// mapRows is Map and MapEach; spend lets go of each row once mapped.
+func mapRows(t *Table, catalog core.CatalogID, mapping map[string]string, version string, n int, spend bool, each func([]core.Resource) error) (Report, error) {
 	var rep Report
 	if t == nil {
 		return rep, core.Invalidf("no table to map")
@@ -173,58 +205,110 @@ func Map(t *Table, catalog core.CatalogID, mapping map[string]string, version st
 		return rep, rep.refused()
 	}
 
-	// Ids, for references and duplicates.
+	// Ids: which rows references read (kept until the end), and which ids
+	// repeat (their first resource is kept to compare the repeats with).
 	idCol := cols["id"]
-	firstRow := map[string]int{}
+	firstRow, repeated, hold := scanIDs(t, idCol)
+
+	rep.Rows = len(t.Rows)
+	if n <= 0 {
+		n = len(t.Rows)
+	}
+	kept := map[string]core.Resource{} // a repeated id's first resource
+	keptRow := map[string]int{}
+	m := mapper{t: t, cols: cols, idCol: idCol, firstRow: firstRow, rep: &rep, cat: cat, version: version}
+	chunk := make([]core.Resource, 0, min(n, len(t.Rows)))
+	for i := range t.Rows {
+		r, ok := m.row(i)
+		rowNum := t.Rows[i].Num
+		if spend && !hold[i] {
+			t.Rows[i].Cells = nil // mapped: no reference reads it again
+		}
+		if !ok {
+			continue
+		}
+		if repeated[r.ID] {
+			if prev, dup := kept[r.ID]; dup {
+				if diff := valueDiff(&prev, &r); diff != "" {
+					rep.problem(rowNum, t.Headers[idCol], "id %s repeats row %d with different values (%s)", r.ID, keptRow[r.ID], diff)
+					continue
+				}
+				if diff := textDiff(&prev, &r); diff != "" {
+					rep.note(rowNum, t.Headers[idCol], "id %s repeats row %d with the same values but a different %s; row %d is kept", r.ID, keptRow[r.ID], diff, keptRow[r.ID])
+				}
+				rep.Collapsed++
+				continue
+			}
+			kept[r.ID], keptRow[r.ID] = r.Clone(), rowNum
+		}
+		if r.A1A3 == nil {
+			rep.NoA1A3++
+		}
+		if rep.Resources == 0 && version == "" {
+			rep.Version = r.Version
+		}
+		rep.Resources++
+		if rep.ProblemCount > 0 {
+			continue // refused: only the report goes on
+		}
+		if chunk = append(chunk, r); len(chunk) == n {
+			if err := each(chunk); err != nil {
+				return rep, err
+			}
+			chunk = make([]core.Resource, 0, n)
+		}
+	}
+	if rep.ProblemCount > 0 {
+		return rep, rep.refused()
+	}
+	if len(chunk) > 0 {
+		if err := each(chunk); err != nil {
+			return rep, err
+		}
+	}
+	if version != "" {
+		rep.Version = version
+	}
+	return rep, nil
+}
+
+func setOnce(set map[string]struct{}, k string) bool {
+	if _, ok := set[k]; ok {
+		return false
+	}
+	set[k] = struct{}{}
+	return true
+}
+
+// scanIDs reads the id column and the cells that refer to ids: firstRow
+// maps each referenced id to its first row, repeated holds the ids of more
+// than one row, and hold marks the rows a reference reads (their cells
+// stay while the others are let go).
+func scanIDs(t *Table, idCol int) (firstRow map[string]int, repeated map[string]bool, hold []bool) {
+	refs := map[string]bool{}
+	for _, row := range t.Rows {
+		for col, c := range row.Cells {
+			if col != idCol && strings.HasPrefix(c.Text, "#") && refPattern.MatchString(c.Text) {
+				refs[c.Text] = true
+			}
+		}
+	}
+	firstRow, repeated, hold = map[string]int{}, map[string]bool{}, make([]bool, len(t.Rows))
+	seen := make(map[string]struct{}, len(t.Rows))
 	for i, row := range t.Rows {
 		id := row.Cell(idCol).Text
 		if missing(id) {
 			continue
 		}
-		if _, dup := firstRow[id]; !dup {
-			firstRow[id] = i
-		}
-	}
-
-	rep.Rows = len(t.Rows)
-	rel := core.Release{Catalog: cat, Origin: core.OriginFile, Version: version}
-	kept := map[string]int{} // id -> index in rel.Resources
-	keptRow := map[string]int{}
-	m := mapper{t: t, cols: cols, idCol: idCol, firstRow: firstRow, rep: &rep, cat: cat, version: version}
-	for i := range t.Rows {
-		r, ok := m.row(i)
-		if !ok {
+		if key := core.CleanText(id); !setOnce(seen, key) {
+			repeated[key] = true // a resource's id is cleaned as it is mapped
 			continue
 		}
-		rowNum := t.Rows[i].Num
-		if j, dup := kept[r.ID]; dup {
-			prev := &rel.Resources[j]
-			if diff := valueDiff(prev, &r); diff != "" {
-				rep.problem(rowNum, t.Headers[idCol], "id %s repeats row %d with different values (%s)", r.ID, keptRow[r.ID], diff)
-				continue
-			}
-			if diff := textDiff(prev, &r); diff != "" {
-				rep.note(rowNum, t.Headers[idCol], "id %s repeats row %d with the same values but a different %s; row %d is kept", r.ID, keptRow[r.ID], diff, keptRow[r.ID])
-			}
-			rep.Collapsed++
-			continue
+		if refs[id] {
+			firstRow[id], hold[i] = i, true
 		}
-		kept[r.ID] = len(rel.Resources)
-		keptRow[r.ID] = rowNum
-		if r.A1A3 == nil {
-			rep.NoA1A3++
-		}
-		rel.Resources = append(rel.Resources, r)
 	}
-	if rep.ProblemCount > 0 {
-		return rep, rep.refused()
-	}
-	if rel.Version == "" {
-		rel.Version = rel.Resources[0].Version
-	}
-	rep.Resources = len(rel.Resources)
-	rep.Release = rel
-	return rep, nil
+	return firstRow, repeated, hold
 }
 
 func hasKey(mapping map[string]string, fields ...string) bool {

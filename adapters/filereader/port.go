@@ -29,20 +29,19 @@ func (p Parser) Parse(filename string, data []byte, sheet string) (core.FileTabl
 	}, nil
 }
 
-// Map reads a file and maps its columns to resources.
-func (p Parser) Map(filename string, data []byte, sheet string, catalog core.CatalogID, mapping map[string]string, version string) (core.Release, []core.FileProblem, error) {
+// Map reads a file and maps its rows to resources, handing them to each in
+// chunks of n as they are made (MapEach); the table read from the file is
+// let go of row by row.
+func (p Parser) Map(filename string, data []byte, sheet string, catalog core.CatalogID, mapping map[string]string, version string, n int, each func([]core.Resource) error) ([]core.FileProblem, error) {
 	t, err := Read(filename, data, sheet, p.Limits)
 	if err != nil {
-		return core.Release{}, nil, limitKind(err)
+		return nil, limitKind(err)
 	}
-	rep, err := Map(t, catalog, mapping, version)
+	rep, err := MapEach(t, catalog, mapping, version, n, each)
 	if len(rep.Problems) > 0 {
-		return core.Release{}, rep.Problems, nil
+		return rep.Problems, nil
 	}
-	if err != nil {
-		return core.Release{}, nil, err
-	}
-	return rep.Release, nil, nil
+	return nil, err
 }
 
 // Schema lists the mappable fields.

@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -129,11 +130,14 @@ func TestLargeFileAppliedAsBefore(t *testing.T) {
 	}
 	mapping := map[string]string{"id": "id", "name": "navn", "a1a3": "a1a3", "unit": "enhed", "conversion_value": "masse"}
 	parser := filereader.Parser{}
-	rel, problems, err := parser.Map("p.csv", []byte(csv.String()), "", core.DKBR, mapping, "F1")
-	if err != nil || len(problems) > 0 {
-		t.Fatal(err, problems)
+	rel := core.Release{Catalog: core.DKBR, Origin: core.OriginFile, Version: "F1"}
+	problems, err := parser.Map("p.csv", []byte(csv.String()), "", core.DKBR, mapping, "F1", 500, func(rs []core.Resource) error {
+		rel.Resources = append(rel.Resources, rs...)
+		return nil
+	})
+	if err != nil || len(problems) > 0 || len(rel.Resources) != n {
+		t.Fatal(err, problems, len(rel.Resources))
 	}
-	rel.Origin = core.OriginFile
 	before := make([]core.Resource, len(rel.Resources))
 	for i, r := range rel.Resources {
 		before[i] = r.Clone()
@@ -268,5 +272,90 @@ func TestCatchUpOfALargeChangeIndexesItWhole(t *testing.T) {
 	}
 	if vec.Index().Len() != n+1 {
 		t.Fatalf("vectors: %d of %d", vec.Index().Len(), n+1)
+	}
+}
+
+// countingReads counts the store's GetMany calls: the diff of a partial
+// release reads each chunk's stored twins.
+type countingReads struct {
+	ports.ResourceStore
+	reads atomic.Int64
+}
+
+func (c *countingReads) GetMany(ctx context.Context, keys []core.Key) ([]ports.StoredResource, error) {
+	c.reads.Add(1)
+	return c.ResourceStore.GetMany(ctx, keys)
+}
+
+// handing is the file reader, noting each chunk it hands over.
+type handing struct {
+	filereader.Parser
+	handed func()
+}
+
+func (h handing) Map(filename string, data []byte, sheet string, catalog core.CatalogID, mapping map[string]string, version string, n int, each func([]core.Resource) error) ([]core.FileProblem, error) {
+	return h.Parser.Map(filename, data, sheet, catalog, mapping, version, n, func(rs []core.Resource) error {
+		h.handed()
+		return each(rs)
+	})
+}
+
+// TestFileDiffedAsItIsMapped: a file's rows are mapped a chunk at a time
+// as the diff takes them (each chunk's stored twins are read before the
+// next chunk is mapped), so a large file is never held as all its
+// resources; and a problem on the file's last row, found after every other
+// chunk was diffed, still refuses the file whole: nothing stored, nothing
+// searchable. Without the problem the same file applies whole.
+func TestFileDiffedAsItIsMapped(t *testing.T) {
+	ctx := context.Background()
+	store, index := storeAndIndex(t)
+	counted := &countingReads{ResourceStore: store}
+	svc := ingest.New(ingest.Config{IndexChunk: 50}, counted, index, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
+	var handed []int64 // the store reads done when each chunk was handed over
+	files := ingest.NewFiles(svc, handing{handed: func() { handed = append(handed, counted.reads.Load()) }}, nil)
+	const n = 500
+	var good strings.Builder
+	good.WriteString("id;navn;a1a3\n")
+	for i := range n {
+		fmt.Fprintf(&good, "#F%04d;Prøvesten %d;%d,5\n", i, i, i)
+	}
+	mapping := map[string]string{"id": "id", "name": "navn", "a1a3": "a1a3"}
+	file := func(text string, dry bool) (core.IngestResult, error) {
+		return files.IngestFile(ctx, core.FileRequest{Catalog: core.DKBR, Filename: "f.csv", Data: []byte(text), Mapping: mapping, Version: "F1", DryRun: dry})
+	}
+	searchable := func() int {
+		hits, err := index.Search(ctx, core.TextQuery{Text: "prøvesten", Limit: 2 * n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(hits)
+	}
+
+	_, err := file(good.String()+"#F9999;Prøvesten sidst;ikke et tal\n", false)
+	var ce *core.Error
+	if !errors.As(err, &ce) || ce.Kind != core.KindInvalid || len(ce.Problems) != 1 || ce.Problems[0].Row != n+2 {
+		t.Fatalf("a file with a bad last row: %v", err)
+	}
+	if want := []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}; !reflect.DeepEqual(handed, want) {
+		t.Errorf("store reads when each chunk was handed over: %v, want %v (one chunk diffed before the next is mapped)", handed, want)
+	}
+	if c, err := store.Count(ctx, core.DKBR); err != nil || c != 0 || searchable() != 0 {
+		t.Fatalf("the refused file left %d stored, %d searchable (%v)", c, searchable(), err)
+	}
+
+	res, err := file(good.String(), true)
+	if err != nil || !res.DryRun || res.Upserted != n || len(res.Changes) != n {
+		t.Fatalf("dry run: %+v, %v", res, err)
+	}
+	res, err = file(good.String(), false)
+	if err != nil || res.Upserted != n || res.Version != "F1" {
+		t.Fatalf("apply: %+v, %v", res, err)
+	}
+	if c, err := store.Count(ctx, core.DKBR); err != nil || c != n || searchable() != n {
+		t.Fatalf("applied: %d stored, %d searchable (%v)", c, searchable(), err)
+	}
+	res, err = file(good.String(), false)
+	if err != nil || res.Unchanged != n || res.Upserted != 0 {
+		t.Fatalf("the same file again: %+v, %v", res, err)
 	}
 }

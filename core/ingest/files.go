@@ -121,21 +121,30 @@ func (f *Files) IngestFile(ctx context.Context, req core.FileRequest) (res core.
 	// runs at the bulk target (a small file takes milliseconds either way).
 	f.ingest.bulk.enter()
 	defer f.ingest.bulk.leave()
-	rel, problems, err := f.parser.Map(req.Filename, req.Data, req.Sheet, req.Catalog, req.Mapping, strings.TrimSpace(req.Version))
-	req.Data = nil // read: the apply holds the resources, not the file's bytes
-	if err != nil {
-		return core.IngestResult{}, err
-	}
-	if len(problems) > 0 {
-		msgs := make([]string, 0, 3)
-		for _, p := range problems[:min(3, len(problems))] {
-			msgs = append(msgs, p.String())
+	// The file's rows are mapped as the diff takes them, a chunk at a time
+	// (ports.FileParser.Map): a dry run never holds the file's resources,
+	// an apply only those it writes. A file with problems fails the feed,
+	// and nothing is written before the whole feed was diffed.
+	filename, data := req.Filename, req.Data
+	req.Data = nil // read by the feed: the apply holds the resources, not the file's bytes
+	in := func(add func([]core.Resource) error) error {
+		problems, err := f.parser.Map(filename, data, req.Sheet, req.Catalog, req.Mapping, strings.TrimSpace(req.Version), f.ingest.cfg.IndexChunk, add)
+		data = nil
+		if err != nil {
+			return err
 		}
-		return core.IngestResult{}, &core.Error{Kind: core.KindInvalid, Problems: problems,
-			Msg: fmt.Sprintf("file refused, nothing stored: %d problem(s), first: %s", len(problems), strings.Join(msgs, "; "))}
+		if len(problems) > 0 {
+			msgs := make([]string, 0, 3)
+			for _, p := range problems[:min(3, len(problems))] {
+				msgs = append(msgs, p.String())
+			}
+			return &core.Error{Kind: core.KindInvalid, Problems: problems,
+				Msg: fmt.Sprintf("file refused, nothing stored: %d problem(s), first: %s", len(problems), strings.Join(msgs, "; "))}
+		}
+		return nil
 	}
-	rel.Catalog, rel.Origin, rel.Complete = req.Catalog, core.OriginFile, false
-	return f.ingest.applyMode(ctx, rel, f.ingest.now(), req.DryRun, true)
+	rel := core.Release{Catalog: req.Catalog, Origin: core.OriginFile, Version: strings.TrimSpace(req.Version)}
+	return f.ingest.applyModeFed(ctx, rel, in, -1, f.ingest.now(), req.DryRun, true)
 }
 
 func newPreviewID() (string, error) {

@@ -393,6 +393,12 @@ func (s *Service) apply(ctx context.Context, rel core.Release, started time.Time
 // by the parser for this call), so the diff moves each resource into the
 // write instead of copying it, and empties rel.Resources as it goes.
 func (s *Service) applyMode(ctx context.Context, rel core.Release, started time.Time, dryRun, owned bool) (core.IngestResult, error) {
+	return s.applyModeFed(ctx, rel, chunksOf(rel.Resources, s.cfg.IndexChunk), len(rel.Resources), started, dryRun, owned)
+}
+
+// applyModeFed is applyMode with the resources handed over by in (see
+// applyFed).
+func (s *Service) applyModeFed(ctx context.Context, rel core.Release, in feed, size int, started time.Time, dryRun, owned bool) (core.IngestResult, error) {
 	mu, ok := s.applyMu[rel.Catalog]
 	if !ok {
 		return core.IngestResult{}, core.Invalidf("unknown catalog %q", rel.Catalog)
@@ -412,111 +418,45 @@ func (s *Service) applyMode(ctx context.Context, rel core.Release, started time.
 		// released before this ingest's own vectors are computed.
 		done := s.vectors.Writing()
 		defer done()
-		return s.applyLocked(ctx, rel, started, dryRun, owned, done)
+		return s.applyFed(ctx, rel, in, size, started, dryRun, owned, done)
 	}
-	return s.applyLocked(ctx, rel, started, dryRun, owned, func() {})
+	return s.applyFed(ctx, rel, in, size, started, dryRun, owned, func() {})
 }
 
 // applyLocked diffs the release against the store and, unless dryRun,
 // writes it. A dry run reports the same counts plus each change's fields.
 // owned: see applyMode.
 func (s *Service) applyLocked(ctx context.Context, rel core.Release, started time.Time, dryRun, owned bool, written func()) (core.IngestResult, error) {
+	return s.applyFed(ctx, rel, chunksOf(rel.Resources, s.cfg.IndexChunk), len(rel.Resources), started, dryRun, owned, written)
+}
+
+// applyFed is applyLocked with the release's resources handed over by in
+// (rel.Resources unused); size is their number, or -1 when unknown (a file
+// read as it is diffed: a bulk write).
+func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size int, started time.Time, dryRun, owned bool, written func()) (core.IngestResult, error) {
 	cat := rel.Catalog
-	info := core.CatalogInfo(cat)
-	existing, err := s.existing(ctx, rel)
-	if err != nil {
-		return core.IngestResult{}, core.Unavailablef(err, "store unavailable")
-	}
 	meta, err := s.store.Meta(ctx, cat)
 	if err != nil {
 		return core.IngestResult{}, core.Unavailablef(err, "store unavailable")
 	}
-
-	bulk := len(rel.Resources) > s.cfg.IndexChunk // a bulk release from its diff on (bulkGC)
+	bulk := size < 0 || size > s.cfg.IndexChunk // a bulk release from its diff on (bulkGC)
 	if bulk {
 		s.bulk.enter()
 		defer s.bulk.leave()
 	}
-	res := core.IngestResult{Catalog: cat, Origin: rel.Origin, Version: rel.Version, Seen: len(rel.Resources) + rel.Rejected, Rejected: rel.Rejected, StartedAt: started.UTC()}
-	var puts []ports.StoredResource
-	var changes []core.ResourceChange
-	var changed []int // indexes in puts of the new and changed resources
-	var toRemove []core.Key
-	seen := make(map[string]bool, len(rel.Resources))
-	for i := range rel.Resources {
-		var r core.Resource
-		if owned {
-			// Moved, not copied: the release and the write never hold a
-			// large file's resources twice.
-			r, rel.Resources[i] = rel.Resources[i], core.Resource{}
-		} else {
-			r = rel.Resources[i].Clone()
-		}
-		r.Catalog, r.Source, r.Withdrawn = cat, info.Source, false
-		r.Name, r.Description = "", ""
-		r.Normalize()
-		if r.ID == "" || seen[r.ID] {
-			res.Rejected++ // sources drop these already; a duplicate keeps its first row
-			continue
-		}
-		seen[r.ID] = true
-		if r.Version == "" {
-			r.Version = rel.Version
-		}
-		old, had := existing[r.ID]
-		if r.CategoryCode == "" && had && old.Resource.Category == r.Category {
-			r.CategoryCode = old.Resource.CategoryCode // the workbooks carry no codes
-		}
-		r.Origin = s.originOf(&r)
-		hash := core.ContentHash(&r)
-		switch {
-		case !had || old.Hash != hash || old.Resource.Withdrawn:
-			res.Upserted++
-			res.Changed = append(res.Changed, r.Ref())
-			changed = append(changed, len(puts)) // r is put below
-			// Field names cost two encodings; a dry run lists every
-			// change, an event only the first MaxEventChanges.
-			if dryRun || len(changes) < core.MaxEventChanges {
-				ch := core.ResourceChange{Ref: r.Ref(), New: !had}
-				if had {
-					ch.Fields = core.ChangedFields(&old.Resource, &r)
-					if old.Resource.Withdrawn {
-						ch.Fields = append(ch.Fields, "withdrawn")
-					}
-				}
-				changes = append(changes, ch)
-			}
-		default:
-			res.Unchanged++
-			if sameStored(old.Resource, r) {
-				continue // nothing to write
-			}
-		}
-		if dryRun {
-			// Nothing is written: the resource goes now, not with the
-			// whole release (a million-row file's dry run held them all).
-			continue
-		}
-		puts = append(puts, ports.StoredResource{Resource: r, Hash: hash})
+	d, err := s.newDiff(ctx, rel, size, dryRun, owned)
+	if err != nil {
+		return core.IngestResult{}, err
 	}
-	if rel.Complete {
-		for id, old := range existing {
-			if seen[id] || old.Resource.Withdrawn {
-				continue
-			}
-			w := old
-			w.Resource.Withdrawn = true
-			puts = append(puts, w)
-			toRemove = append(toRemove, w.Resource.Key())
-			res.Withdrawn++
-			if dryRun || len(changes) < core.MaxEventChanges {
-				changes = append(changes, core.ResourceChange{Ref: w.Resource.Ref(), Fields: []string{"withdrawn"}})
-			}
-		}
+	if err := in(func(chunk []core.Resource) error { return d.add(ctx, chunk) }); err != nil {
+		return core.IngestResult{}, err
 	}
+	d.withdrawMissing()
+	res, puts, changes, changed, toRemove := d.res, d.puts, d.changes, d.changed, d.toRemove
+	rel.Version, res.StartedAt = d.version, started.UTC()
 	// What the diff read is copied into puts: let a large release's input
 	// go before the index and the store take their share of memory.
-	rel.Resources, existing, seen = nil, nil, nil
+	rel.Resources, d = nil, nil
 	res.Skipped = res.Unchanged + res.Rejected
 	res.FinishedAt = s.now().UTC()
 	if dryRun {
@@ -705,30 +645,6 @@ func resourcesAt(puts []ports.StoredResource, at []int) []core.Resource {
 		out[i] = puts[j].Resource
 	}
 	return out
-}
-
-// existing reads the stored resources the diff needs: the whole catalog for
-// a complete release (what it lacks is withdrawn), only the release's own
-// ids for a partial one (a batch or a file), so a small batch costs its size,
-// not the catalog's.
-func (s *Service) existing(ctx context.Context, rel core.Release) (map[string]ports.StoredResource, error) {
-	out := map[string]ports.StoredResource{}
-	if rel.Complete {
-		err := s.store.Scan(ctx, rel.Catalog, func(sr ports.StoredResource) error {
-			out[sr.Resource.ID] = sr
-			return nil
-		})
-		return out, err
-	}
-	keys := make([]core.Key, 0, len(rel.Resources))
-	for _, r := range rel.Resources {
-		keys = append(keys, core.Key{Catalog: rel.Catalog, ID: core.CleanText(r.ID)})
-	}
-	srs, err := s.store.GetMany(ctx, keys)
-	for _, sr := range srs {
-		out[sr.Resource.ID] = sr
-	}
-	return out, err
 }
 
 // changedEvent describes an applied ingest: its counts and the first

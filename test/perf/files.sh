@@ -8,7 +8,9 @@
 # Then it waits until the background vectors have caught up with the file
 # (hybrid search stops noting a backlog; VECTORS_CAP seconds at most, 3600
 # by default; VECTORS_CAP=0 skips the wait) and prints the peak RSS and
-# the resident split (anonymous, file-backed) at that point.
+# the resident split (anonymous, file-backed) at that point. Each step's
+# line gives its own peak: the kernel's high-water mark is reset before it
+# (clear_refs 5), so an apply's peak no longer hides behind its dry run's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 shared=${CLIMATESEARCH_SHARED:-../shared}
@@ -35,10 +37,11 @@ base="http://127.0.0.1:$port"
 hwm() { awk '/VmHWM/{print $2/1024 " MiB"}' /proc/$pid/status; }
 step() { # name, curl args...
   local name=$1; shift
+  echo 5 >/proc/$pid/clear_refs # reset VmHWM: this step's own peak
   local t0=$(date +%s.%N)
   curl -sf -o "$work/out.json" "$@" || { echo "$name failed: $(cat "$work/out.json" 2>/dev/null | head -c 300)"; exit 1; }
   local t1=$(date +%s.%N)
-  printf '%-28s %7.0f ms   peak RSS so far %s\n' "$name" "$(echo "($t1-$t0)*1000" | bc)" "$(hwm)"
+  printf '%-28s %7.0f ms   peak RSS %s\n' "$name" "$(echo "($t1-$t0)*1000" | bc)" "$(hwm)"
 }
 echo "idle                                   peak RSS so far $(hwm)"
 step "preview BR25 xlsx" -F "file=@$shared/data/dkbr/br25-tabel7-2025.xlsx" "$base/admin/ingest/preview"
@@ -56,6 +59,6 @@ if [ "$cap" -gt 0 ]; then
     [ $(( $(date +%s) - t0 )) -ge "$cap" ] && { echo "vectors not caught up within $cap s"; break; }
     sleep 1
   done
-  printf '%-28s %7d s    peak RSS so far %s; now RssAnon %s, RssFile %s\n' "vectors caught up after" "$(( $(date +%s) - t0 ))" "$(hwm)" \
+  printf '%-28s %7d s    peak RSS since the search %s; now RssAnon %s, RssFile %s\n' "vectors caught up after" "$(( $(date +%s) - t0 ))" "$(hwm)" \
     "$(awk '/RssAnon/{print int($2/1024) " MiB"}' /proc/$pid/status)" "$(awk '/RssFile/{print int($2/1024) " MiB"}' /proc/$pid/status)"
 fi

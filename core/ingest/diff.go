@@ -1,0 +1,187 @@
+package ingest
+
+import (
+	"context"
+
+	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
+)
+
+// A feed hands the resources of a release to the diff in chunks, in the
+// release's order: a release's own slice (chunksOf), or a file's rows
+// mapped as they are read (Files.IngestFile), so that a million-row file
+// is never held as a million resources before its diff. A feed that fails
+// (a file with problems) makes the apply fail; nothing is written before
+// the whole feed has been diffed.
+type feed func(add func([]core.Resource) error) error
+
+// chunksOf feeds rs in chunks of at most n.
+func chunksOf(rs []core.Resource, n int) feed {
+	return func(add func([]core.Resource) error) error {
+		for len(rs) > 0 {
+			k := min(len(rs), n)
+			if err := add(rs[:k:k]); err != nil {
+				return err
+			}
+			rs = rs[k:]
+		}
+		return nil
+	}
+}
+
+// diff compares a release with what the store holds, chunk by chunk, and
+// collects what the apply writes (puts) and reports (res, changes).
+type diff struct {
+	s       *Service
+	cat     core.CatalogID
+	source  string
+	dryRun  bool
+	owned   bool // chunks may be moved from (see applyMode), else cloned
+	version string
+	// versioned: the first resource was seen (see add).
+	versioned bool
+
+	// whole is the stored catalog, read once for a complete release (what
+	// it lacks is withdrawn); a partial one (a batch, a file) reads each
+	// chunk's own ids, so it costs its size, not the catalog's, and never
+	// holds a large file's stored twins all at once.
+	whole map[string]ports.StoredResource
+
+	res      core.IngestResult
+	puts     []ports.StoredResource
+	changes  []core.ResourceChange
+	changed  []int // indexes in puts of the new and changed resources
+	toRemove []core.Key
+	seen     map[string]bool
+}
+
+func (s *Service) newDiff(ctx context.Context, rel core.Release, size int, dryRun, owned bool) (*diff, error) {
+	d := &diff{s: s, cat: rel.Catalog, source: core.CatalogInfo(rel.Catalog).Source, dryRun: dryRun, owned: owned,
+		version: rel.Version, seen: make(map[string]bool, max(size, 0))}
+	d.res = core.IngestResult{Catalog: rel.Catalog, Origin: rel.Origin, Version: rel.Version, Rejected: rel.Rejected, Seen: rel.Rejected}
+	if rel.Complete {
+		d.whole = map[string]ports.StoredResource{}
+		err := s.store.Scan(ctx, rel.Catalog, func(sr ports.StoredResource) error {
+			d.whole[sr.Resource.ID] = sr
+			return nil
+		})
+		if err != nil {
+			return nil, core.Unavailablef(err, "store unavailable")
+		}
+	}
+	return d, nil
+}
+
+// existing returns the stored resources of a chunk's ids.
+func (d *diff) existing(ctx context.Context, chunk []core.Resource) (map[string]ports.StoredResource, error) {
+	if d.whole != nil {
+		return d.whole, nil
+	}
+	keys := make([]core.Key, 0, len(chunk))
+	for _, r := range chunk {
+		keys = append(keys, core.Key{Catalog: d.cat, ID: core.CleanText(r.ID)})
+	}
+	srs, err := d.s.store.GetMany(ctx, keys)
+	if err != nil {
+		return nil, core.Unavailablef(err, "store unavailable")
+	}
+	out := make(map[string]ports.StoredResource, len(srs))
+	for _, sr := range srs {
+		out[sr.Resource.ID] = sr
+	}
+	return out, nil
+}
+
+// add diffs one chunk.
+func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
+	existing, err := d.existing(ctx, chunk)
+	if err != nil {
+		return err
+	}
+	res := &d.res
+	res.Seen += len(chunk)
+	for i := range chunk {
+		var r core.Resource
+		if d.owned {
+			// Moved, not copied: the release and the write never hold a
+			// large file's resources twice.
+			r, chunk[i] = chunk[i], core.Resource{}
+		} else {
+			r = chunk[i].Clone()
+		}
+		r.Catalog, r.Source, r.Withdrawn = d.cat, d.source, false
+		r.Name, r.Description = "", ""
+		r.Normalize()
+		if !d.versioned {
+			// A release without a version takes its first resource's (a
+			// file's mapped version column, a batch's items).
+			d.versioned = true
+			if d.version == "" {
+				d.version, res.Version = r.Version, r.Version
+			}
+		}
+		if r.ID == "" || d.seen[r.ID] {
+			res.Rejected++ // sources drop these already; a duplicate keeps its first row
+			continue
+		}
+		d.seen[r.ID] = true
+		if r.Version == "" {
+			r.Version = d.version
+		}
+		old, had := existing[r.ID]
+		if r.CategoryCode == "" && had && old.Resource.Category == r.Category {
+			r.CategoryCode = old.Resource.CategoryCode // the workbooks carry no codes
+		}
+		r.Origin = d.s.originOf(&r)
+		hash := core.ContentHash(&r)
+		switch {
+		case !had || old.Hash != hash || old.Resource.Withdrawn:
+			res.Upserted++
+			res.Changed = append(res.Changed, r.Ref())
+			d.changed = append(d.changed, len(d.puts)) // r is put below
+			// Field names cost two encodings; a dry run lists every
+			// change, an event only the first MaxEventChanges.
+			if d.dryRun || len(d.changes) < core.MaxEventChanges {
+				ch := core.ResourceChange{Ref: r.Ref(), New: !had}
+				if had {
+					ch.Fields = core.ChangedFields(&old.Resource, &r)
+					if old.Resource.Withdrawn {
+						ch.Fields = append(ch.Fields, "withdrawn")
+					}
+				}
+				d.changes = append(d.changes, ch)
+			}
+		default:
+			res.Unchanged++
+			if sameStored(old.Resource, r) {
+				continue // nothing to write
+			}
+		}
+		if d.dryRun {
+			// Nothing is written: the resource goes now, not with the
+			// whole release (a million-row file's dry run held them all).
+			continue
+		}
+		d.puts = append(d.puts, ports.StoredResource{Resource: r, Hash: hash})
+	}
+	return nil
+}
+
+// withdrawMissing withdraws, for a complete release, every stored resource
+// it lacks; it is called once the whole release has been added.
+func (d *diff) withdrawMissing() {
+	for id, old := range d.whole {
+		if d.seen[id] || old.Resource.Withdrawn {
+			continue
+		}
+		w := old
+		w.Resource.Withdrawn = true
+		d.puts = append(d.puts, w)
+		d.toRemove = append(d.toRemove, w.Resource.Key())
+		d.res.Withdrawn++
+		if d.dryRun || len(d.changes) < core.MaxEventChanges {
+			d.changes = append(d.changes, core.ResourceChange{Ref: w.Resource.Ref(), Fields: []string{"withdrawn"}})
+		}
+	}
+	d.whole, d.seen = nil, nil
+}
