@@ -100,6 +100,30 @@ type ResourceStore interface {
 	SetIndexMark(ctx context.Context, mark string) error
 }
 
+// ChunkedApplier is a ResourceStore that writes a change too large to hold
+// in memory chunk by chunk and still all or nothing (the badger store, by
+// its undo journal). The ingest of a large file diffs, writes and indexes
+// a chunk at a time through it; a store without it gets the whole change
+// in one Apply.
+type ChunkedApplier interface {
+	// BeginApply starts a change of catalog. Until it ends, other writes of
+	// the catalog wait, and the records put are readable: the caller holds
+	// this process's readers back (core.Visibility) until Commit or Abort.
+	BeginApply(ctx context.Context, catalog core.CatalogID) (ChunkedApply, error)
+}
+
+// ChunkedApply is a change begun by ChunkedApplier.BeginApply. Every one
+// ends with Commit or Abort; Abort after Commit does nothing.
+type ChunkedApply interface {
+	// Put writes resources of ids not put before in this change.
+	Put(ctx context.Context, put []StoredResource) error
+	// Commit writes the meta and the events and makes the change whole.
+	// After an error the change is rolled back, unless it did commit.
+	Commit(ctx context.Context, meta *core.CatalogMeta, events []core.Event) error
+	// Abort rolls back what was put.
+	Abort(ctx context.Context) error
+}
+
 // TextIndex is the full-text (BM25) index over the searchable resources.
 // It holds only live resources: withdrawn ones are removed.
 type TextIndex interface {

@@ -51,6 +51,7 @@ func jnlUndoPrefix(c core.CatalogID) []byte { return []byte(jnlPrefix + string(c
 // journalMark is the marker's value, for whoever looks at a store by hand.
 type journalMark struct {
 	Resources int       `json:"resources"`
+	Chunked   bool      `json:"chunked,omitempty"` // resources counted as they come (chunked.go)
 	Started   time.Time `json:"started"`
 }
 
@@ -87,26 +88,52 @@ func atPoint(format string, a ...any) {
 // rolls it back (Open does too). The caller holds the catalog's applyLock
 // exclusively and has entered the store.
 func (s *Store) applyJournaled(ctx context.Context, catalog core.CatalogID, ch ports.Changes) error {
-	var meta []byte
-	if ch.Meta != nil {
-		var err error
-		if meta, err = json.Marshal(ch.Meta); err != nil {
-			return fmt.Errorf("badgerstore: encode meta %s: %w", catalog, err)
-		}
+	meta, err := encodeMeta(catalog, ch.Meta)
+	if err != nil {
+		return err
 	}
-	// What an earlier journal of the catalog left (a rollback or a cleanup
-	// that failed) goes first: its undo entries are not this change's.
+	if err := s.openJournal(ctx, catalog); err != nil {
+		return err
+	}
+	start := time.Now()
+	err = s.writeJournal(ctx, catalog, ch, meta)
+	return s.closeJournal(ctx, catalog, err, meta, ch.Events, len(ch.Put), start)
+}
+
+func encodeMeta(catalog core.CatalogID, m *core.CatalogMeta) ([]byte, error) {
+	if m == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("badgerstore: encode meta %s: %w", catalog, err)
+	}
+	return b, nil
+}
+
+// openJournal recovers what an earlier journal of the catalog left (a
+// rollback or a cleanup that failed) before a new one starts: its undo
+// entries are not the new change's.
+func (s *Store) openJournal(ctx context.Context, catalog core.CatalogID) error {
 	if _, err := s.recoverJournal(context.WithoutCancel(ctx), catalog); err != nil {
 		return err
 	}
 	s.torn[catalog] = false
-	start := time.Now()
-	err, committing := s.writeJournal(ctx, catalog, ch, meta), false
+	return nil
+}
+
+// closeJournal ends a journaled change whose records were written with
+// error werr: without one it commits (step 4) and cleans up (step 5), and
+// with one, or when the commit fails, it rolls back. It returns nil only
+// when the change committed. When the rollback fails too, the catalog is
+// marked torn until a later journaled Apply rolls it back (Open does too).
+func (s *Store) closeJournal(ctx context.Context, catalog core.CatalogID, werr error, meta []byte, events []core.Event, puts int, start time.Time) error {
+	err, committing := werr, false
 	if err == nil {
 		atPoint("commit")
 		if err = ctx.Err(); err == nil {
 			committing = true
-			err = s.commitJournal(ctx, catalog, meta, ch.Events)
+			err = s.commitJournal(ctx, catalog, meta, events)
 		}
 	}
 	if err != nil {
@@ -132,7 +159,7 @@ func (s *Store) applyJournaled(ctx context.Context, catalog core.CatalogID, ch p
 			zap.String("catalog", string(catalog)), zap.Error(err))
 	}
 	s.log.Debug("badger journaled apply", zap.String("catalog", string(catalog)),
-		zap.Int("resources", len(ch.Put)), zap.Duration("took", time.Since(start)))
+		zap.Int("resources", puts), zap.Duration("took", time.Since(start)))
 	return nil
 }
 
@@ -141,24 +168,9 @@ func (s *Store) applyJournaled(ctx context.Context, catalog core.CatalogID, ch p
 func (s *Store) writeJournal(ctx context.Context, catalog core.CatalogID, ch ports.Changes, meta []byte) error {
 	undo := jnlUndoPrefix(catalog)
 	err := s.inChunks(ctx, "undo", len(ch.Put), func(txn *badger.Txn, i int) (int, error) {
-		id := ch.Put[i].Resource.ID
 		// Read in the transaction that writes the entry: a repeated id
 		// reads the same old record, since no new record is written yet.
-		v := []byte{undoAbsent}
-		item, err := txn.Get(resKey(catalog, id))
-		switch {
-		case err == nil:
-			err = item.Value(func(old []byte) error {
-				v = append(append(make([]byte, 0, 1+len(old)), undoPresent), old...)
-				return nil
-			})
-			if err != nil {
-				return 0, err
-			}
-		case !errors.Is(err, badger.ErrKeyNotFound):
-			return 0, err
-		}
-		return valueBytes(len(v)), txn.Set(append(bytes.Clone(undo), id...), v)
+		return setUndo(txn, catalog, undo, ch.Put[i].Resource.ID)
 	})
 	if err != nil {
 		return err
@@ -172,13 +184,37 @@ func (s *Store) writeJournal(ctx context.Context, catalog core.CatalogID, ch por
 	}
 	atPoint("marked")
 	return s.inChunks(ctx, "new", len(ch.Put), func(txn *badger.Txn, i int) (int, error) {
-		p := &ch.Put[i]
-		v, err := json.Marshal(record{Resource: p.Resource, Hash: p.Hash})
-		if err != nil {
-			return 0, fmt.Errorf("badgerstore: encode %s: %w", p.Resource.Ref(), err)
-		}
-		return valueBytes(len(v)), txn.Set(resKey(catalog, p.Resource.ID), v)
+		return setRecord(txn, catalog, &ch.Put[i])
 	})
+}
+
+// setUndo writes the undo entry of a resource: its stored record, or
+// "absent".
+func setUndo(txn *badger.Txn, catalog core.CatalogID, undo []byte, id string) (int, error) {
+	v := []byte{undoAbsent}
+	item, err := txn.Get(resKey(catalog, id))
+	switch {
+	case err == nil:
+		err = item.Value(func(old []byte) error {
+			v = append(append(make([]byte, 0, 1+len(old)), undoPresent), old...)
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+	case !errors.Is(err, badger.ErrKeyNotFound):
+		return 0, err
+	}
+	return valueBytes(len(v)), txn.Set(append(bytes.Clone(undo), id...), v)
+}
+
+// setRecord writes a resource's new record.
+func setRecord(txn *badger.Txn, catalog core.CatalogID, p *ports.StoredResource) (int, error) {
+	v, err := json.Marshal(record{Resource: p.Resource, Hash: p.Hash})
+	if err != nil {
+		return 0, fmt.Errorf("badgerstore: encode %s: %w", p.Resource.Ref(), err)
+	}
+	return valueBytes(len(v)), txn.Set(resKey(catalog, p.Resource.ID), v)
 }
 
 // commitJournal is the commit point: the meta, the events and the marker's

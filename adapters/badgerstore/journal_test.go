@@ -264,6 +264,7 @@ const (
 	journalDirEnv   = "BADGERSTORE_JOURNAL_DIR"
 	journalPointEnv = "BADGERSTORE_JOURNAL_POINT"
 	journalGenEnv   = "BADGERSTORE_JOURNAL_GEN" // absent: only open the store
+	journalChunkEnv = "BADGERSTORE_JOURNAL_CHUNKED" // set: the generation goes through BeginApply
 )
 
 // TestJournalCrashHelper is the child of TestJournalCrash: it opens the
@@ -289,7 +290,11 @@ func TestJournalCrashHelper(t *testing.T) {
 		os.Exit(2)
 	}
 	if g, err := strconv.Atoi(os.Getenv(journalGenEnv)); err == nil {
-		if err := s.Apply(context.Background(), core.National, jgen(g)); err != nil {
+		apply := s.Apply
+		if os.Getenv(journalChunkEnv) != "" {
+			apply = s.applyInChunks
+		}
+		if err := apply(context.Background(), core.National, jgen(g)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}

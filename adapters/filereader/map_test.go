@@ -425,8 +425,8 @@ func TestMapNavnDEENG(t *testing.T) {
 
 // MapEach hands over what Map makes, in order and in chunks of n; a
 // reference or a repeated id reaches across chunks; every row is let go
-// once mapped but those references read; after a problem nothing more is
-// handed over, and an error of each stops the mapping.
+// once mapped but those references read; a file with a problem hands
+// nothing over, and an error of each stops the mapping.
 func TestMapEach(t *testing.T) {
 	m := map[string]string{"id": "id", "name": "name", "a1a3": "a1a3", "unit": "unit"}
 	text := "id,name,a1a3,unit\n" +
@@ -459,14 +459,15 @@ func TestMapEach(t *testing.T) {
 		}
 	}
 
-	// A problem in the third chunk: the first two were handed over, then
-	// nothing, and the file is refused.
+	// A problem in the third chunk: the file is refused before anything
+	// is handed over, and its rows stay.
 	handed := 0
-	_, err = MapEach(csvTable(t, text+"#G7,Sten,x,kg\n#G8,Sand,8,kg\n"), core.DKBR, m, "BR25", 3, func(rs []core.Resource) error {
+	tb = csvTable(t, text+"#G7,Sten,x,kg\n#G8,Sand,8,kg\n")
+	_, err = MapEach(tb, core.DKBR, m, "BR25", 3, func(rs []core.Resource) error {
 		handed += len(rs)
 		return nil
 	})
-	if core.KindOf(err) != core.KindInvalid || handed != 6 {
+	if core.KindOf(err) != core.KindInvalid || handed != 0 || tb.Rows[len(tb.Rows)-1].Cells == nil {
 		t.Errorf("a problem on row 9: %d handed over, %v", handed, err)
 	}
 	stop := errors.New("stop")

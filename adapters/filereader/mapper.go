@@ -139,15 +139,14 @@ func Map(t *Table, catalog core.CatalogID, mapping map[string]string, version st
 	return rep, nil
 }
 
-// MapEach maps t as Map does, but hands the resources to each as they are
-// made, in the file's order, in chunks of at most n (0: one chunk), each
-// chunk each's own; it keeps none of them, and lets go of every row of t
-// once it is mapped (t is spent after it), so a file of a million rows
-// never holds its table and all its resources at once. Once a problem is
-// found each is not called again, and the error, as Map's, lists the
-// problems: a caller that acts on the resources only after MapEach
-// returned nil acts on a whole file or on nothing. An error from each
-// stops the mapping and is returned as it is.
+// MapEach maps t as Map does, but hands the resources to each in the
+// file's order, in chunks of at most n (0: one chunk), each chunk each's
+// own. each is called only for a file without problems: with several
+// chunks every row is mapped and checked first, then mapped again as the
+// chunks are handed over, and every row of t is let go once mapped (t is
+// spent after it), so a file of a million rows is never held as its table
+// and all its resources at once. A file with problems gets Map's error
+// listing them. An error from each stops the mapping and is returned.
 func MapEach(t *Table, catalog core.CatalogID, mapping map[string]string, version string, n int, each func([]core.Resource) error) (Report, error) {
 	return mapRows(t, catalog, mapping, version, n, true, each)
 }
@@ -209,19 +208,59 @@ func mapRows(t *Table, catalog core.CatalogID, mapping map[string]string, versio
 	// repeat (their first resource is kept to compare the repeats with).
 	idCol := cols["id"]
 	firstRow, repeated, hold := scanIDs(t, idCol)
-
 	rep.Rows = len(t.Rows)
-	if n <= 0 {
-		n = len(t.Rows)
+	m := mapper{t: t, cols: cols, idCol: idCol, firstRow: firstRow, rep: &rep, cat: cat, version: version}
+	if n <= 0 || n >= len(t.Rows) {
+		// One chunk: handed over once every row is mapped and checked.
+		var all []core.Resource
+		m.walk(repeated, nil, func(r core.Resource) error { all = append(all, r); return nil })
+		if rep.ProblemCount > 0 {
+			return rep, rep.refused()
+		}
+		rep.Version = first(version, rep.Version)
+		return rep, each(all)
 	}
+	// Several chunks: every row is mapped and checked first, the file
+	// refused before anything is handed over; then mapped again, chunk by
+	// chunk, each row let go once mapped. The second walk finds what the
+	// first did (the same rows, the same rules) and reports into a copy.
+	m.walk(repeated, nil, func(core.Resource) error { return nil })
+	if rep.ProblemCount > 0 {
+		return rep, rep.refused()
+	}
+	var again Report
+	m.rep = &again
+	if !spend {
+		hold = nil
+	}
+	chunk := make([]core.Resource, 0, n)
+	err = m.walk(repeated, hold, func(r core.Resource) error {
+		if chunk = append(chunk, r); len(chunk) < n {
+			return nil
+		}
+		err := each(chunk)
+		chunk = make([]core.Resource, 0, n)
+		return err
+	})
+	if err == nil && len(chunk) > 0 {
+		err = each(chunk)
+	}
+	rep.Version = first(version, rep.Version)
+	return rep, err
+}
+
+// walk maps every row in order and hands each resource to hand, unless
+// the row had a problem or repeats an earlier id (collapsed, or a problem
+// when its values differ); m.rep counts and lists what it finds. With
+// hold set, a row not held is let go once mapped. An error of hand stops it.
+func (m *mapper) walk(repeated map[string]bool, hold []bool, hand func(core.Resource) error) error {
+	t, rep := m.t, m.rep
 	kept := map[string]core.Resource{} // a repeated id's first resource
 	keptRow := map[string]int{}
-	m := mapper{t: t, cols: cols, idCol: idCol, firstRow: firstRow, rep: &rep, cat: cat, version: version}
-	chunk := make([]core.Resource, 0, min(n, len(t.Rows)))
 	for i := range t.Rows {
 		r, ok := m.row(i)
 		rowNum := t.Rows[i].Num
-		if spend && !hold[i] {
+		if hold != nil && !hold[i] {
 			t.Rows[i].Cells = nil // mapped: no reference reads it again
 		}
 		if !ok {
@@ -230,11 +269,11 @@ func mapRows(t *Table, catalog core.CatalogID, mapping map[string]string, versio
 		if repeated[r.ID] {
 			if prev, dup := kept[r.ID]; dup {
 				if diff := valueDiff(&prev, &r); diff != "" {
-					rep.problem(rowNum, t.Headers[idCol], "id %s repeats row %d with different values (%s)", r.ID, keptRow[r.ID], diff)
+					rep.problem(rowNum, t.Headers[m.idCol], "id %s repeats row %d with different values (%s)", r.ID, keptRow[r.ID], diff)
 					continue
 				}
 				if diff := textDiff(&prev, &r); diff != "" {
-					rep.note(rowNum, t.Headers[idCol], "id %s repeats row %d with the same values but a different %s; row %d is kept", r.ID, keptRow[r.ID], diff, keptRow[r.ID])
+					rep.note(rowNum, t.Headers[m.idCol], "id %s repeats row %d with the same values but a different %s; row %d is kept", r.ID, keptRow[r.ID], diff, keptRow[r.ID])
 				}
 				rep.Collapsed++
 				continue
@@ -244,32 +283,18 @@ func mapRows(t *Table, catalog core.CatalogID, mapping map[string]string, versio
 		if r.A1A3 == nil {
 			rep.NoA1A3++
 		}
-		if rep.Resources == 0 && version == "" {
+		if rep.Resources == 0 {
 			rep.Version = r.Version
 		}
 		rep.Resources++
 		if rep.ProblemCount > 0 {
 			continue // refused: only the report goes on
 		}
-		if chunk = append(chunk, r); len(chunk) == n {
-			if err := each(chunk); err != nil {
-				return rep, err
-			}
-			chunk = make([]core.Resource, 0, n)
+		if err := hand(r); err != nil {
+			return err
 		}
 	}
-	if rep.ProblemCount > 0 {
-		return rep, rep.refused()
-	}
-	if len(chunk) > 0 {
-		if err := each(chunk); err != nil {
-			return rep, err
-		}
-	}
-	if version != "" {
-		rep.Version = version
-	}
-	return rep, nil
+	return nil
 }
 
 func setOnce(set map[string]struct{}, k string) bool {

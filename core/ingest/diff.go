@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"context"
+	"errors"
+	"iter"
 
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/ports"
@@ -27,6 +29,50 @@ func chunksOf(rs []core.Resource, n int) feed {
 		}
 		return nil
 	}
+}
+
+// pulled is a feed taken one chunk at a time (iter.Pull), so an apply can
+// look at the first chunks before it decides how to write them.
+type pulled struct {
+	next func() ([]core.Resource, bool)
+	stop func()
+	err  error // the feed's, once next has returned false
+}
+
+var errPullStopped = errors.New("ingest: feed no longer read")
+
+func pull(in feed) *pulled {
+	p := &pulled{}
+	p.next, p.stop = iter.Pull(func(yield func([]core.Resource) bool) {
+		p.err = in(func(chunk []core.Resource) error {
+			if !yield(chunk) {
+				return errPullStopped
+			}
+			return nil
+		})
+	})
+	return p
+}
+
+// addRest diffs every chunk left in p.
+func (d *diff) addRest(ctx context.Context, p *pulled) error {
+	for {
+		chunk, ok := p.next()
+		if !ok {
+			return p.err
+		}
+		if err := d.add(ctx, chunk); err != nil {
+			return err
+		}
+	}
+}
+
+// take hands over what the diff has to write so far: the puts and the
+// indexes in them of the new and changed resources.
+func (d *diff) take() (puts []ports.StoredResource, changed []int) {
+	puts, changed = d.puts, d.changed
+	d.puts, d.changed = nil, nil
+	return puts, changed
 }
 
 // diff compares a release with what the store holds, chunk by chunk, and

@@ -448,7 +448,21 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 	if err != nil {
 		return core.IngestResult{}, err
 	}
-	if err := in(func(chunk []core.Resource) error { return d.add(ctx, chunk) }); err != nil {
+	fed := pull(in)
+	defer fed.stop()
+	if w, ok := s.store.(ports.ChunkedApplier); ok && size < 0 && !dryRun && !rel.Complete {
+		// A file, read as it is diffed: once it proves larger than one
+		// chunk, it is written and indexed a chunk at a time (chunked.go).
+		if first, ok := fed.next(); ok {
+			if err := d.add(ctx, first); err != nil {
+				return core.IngestResult{}, err
+			}
+			if second, more := fed.next(); more {
+				return s.applyChunked(ctx, rel, d, second, fed, w, meta, started, written)
+			}
+		}
+	}
+	if err := d.addRest(ctx, fed); err != nil {
 		return core.IngestResult{}, err
 	}
 	d.withdrawMissing()
@@ -464,25 +478,9 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 		return res, nil
 	}
 
-	meta.Catalog = cat
-	if rel.Version != "" {
-		meta.Version = rel.Version
-	}
-	meta.LastResult = &res
-	meta.LastIngest = res.FinishedAt
-	meta.LastError = ""
-	switch {
-	case rel.Origin == core.OriginFixture:
-		meta.DemoSnapshot = first(rel.Version, "demo")
-	case rel.Complete:
-		meta.DemoSnapshot = ""
-	}
 	// The event is written with the changes, in one transaction: a change
 	// is never stored without it, whatever happens next.
-	var events []core.Event
-	if res.Upserted > 0 || res.Withdrawn > 0 {
-		events = append(events, changedEvent(res, changes, s.now()))
-	}
+	events := s.record(&meta, rel, &res, changes)
 	// The index change is prepared (analysed) first; the store write and
 	// the index commit are then published together, so no reader sees the
 	// one without the other. A failure of the index after the store was
@@ -547,13 +545,41 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 	} else {
 		s.updateVectors(ctx, cat, puts, changed, toRemove)
 	}
+	return s.applied(ctx, res, events), nil
+}
+
+// record fills in the meta an applied release leaves (version, last result,
+// demo snapshot) and returns the events to store with it.
+func (s *Service) record(meta *core.CatalogMeta, rel core.Release, res *core.IngestResult, changes []core.ResourceChange) []core.Event {
+	meta.Catalog = rel.Catalog
+	if rel.Version != "" {
+		meta.Version = rel.Version
+	}
+	meta.LastResult = res
+	meta.LastIngest = res.FinishedAt
+	meta.LastError = ""
+	switch {
+	case rel.Origin == core.OriginFixture:
+		meta.DemoSnapshot = first(rel.Version, "demo")
+	case rel.Complete:
+		meta.DemoSnapshot = ""
+	}
+	if res.Upserted > 0 || res.Withdrawn > 0 {
+		return []core.Event{changedEvent(*res, changes, s.now())}
+	}
+	return nil
+}
+
+// applied logs a stored and indexed change, schedules its events'
+// delivery and returns its answer.
+func (s *Service) applied(ctx context.Context, res core.IngestResult, events []core.Event) core.IngestResult {
 	res.FinishedAt = s.now().UTC() // the answer's time includes the write and the index update
-	s.log.InfoContext(ctx, "ingest applied", "catalog", cat, "origin", res.Origin, "version", res.Version,
+	s.log.InfoContext(ctx, "ingest applied", "catalog", res.Catalog, "origin", res.Origin, "version", res.Version,
 		"seen", res.Seen, "upserted", res.Upserted, "unchanged", res.Unchanged, "rejected", res.Rejected, "withdrawn", res.Withdrawn)
 	for _, ev := range events {
 		s.publish(ctx, ev) // already stored: this schedules the delivery
 	}
-	return res, nil
+	return res
 }
 
 // DefaultIndexChunk is the most resources one index change holds: each
