@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"strings"
 
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/ports"
@@ -158,6 +159,10 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 		r.Catalog, r.Source, r.Withdrawn = d.cat, d.source, false
 		r.Name, r.Description = "", ""
 		r.Normalize()
+		// The id outlives the chunk (seen, the changed ids, the vectors'
+		// queue): its own bytes, not a slice of a file's whole row, which
+		// it would keep alive (70 MB of a million-row file's lines).
+		r.ID = strings.Clone(r.ID)
 		if !d.versioned {
 			// A release without a version takes its first resource's (a
 			// file's mapped version column, a batch's items).

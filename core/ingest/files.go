@@ -128,8 +128,11 @@ func (f *Files) IngestFile(ctx context.Context, req core.FileRequest) (res core.
 	filename, data := req.Filename, req.Data
 	req.Data = nil // read by the feed: the apply holds the resources, not the file's bytes
 	in := func(add func([]core.Resource) error) error {
-		problems, err := f.parser.Map(filename, data, req.Sheet, req.Catalog, req.Mapping, strings.TrimSpace(req.Version), f.ingest.cfg.IndexChunk, add)
+		// Handed over, not kept: the reader lets go of the bytes once it
+		// has its table, while the file is still being applied.
+		b := data
 		data = nil
+		problems, err := f.parser.Map(filename, b, req.Sheet, req.Catalog, req.Mapping, strings.TrimSpace(req.Version), f.ingest.cfg.IndexChunk, add)
 		if err != nil {
 			return err
 		}

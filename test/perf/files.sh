@@ -52,6 +52,7 @@ map100=(-F "map.id=Sorterings ID" -F "map.name=Navn DK" -F "map.name_en=Navn DE/
 step "dry run $rows-row CSV" "${map100[@]}" -F "file=@$work/gen.csv" "$base/admin/ingest/file?catalog=dkbr&dry_run=true"
 step "apply $rows-row CSV" "${map100[@]}" -F "file=@$work/gen.csv" "$base/admin/ingest/file?catalog=dkbr"
 step "search after $rows" "$base/api/search?q=beton&databases=dkbr"
+step "catalogs after $rows" "$base/api/catalogs"
 cap=${VECTORS_CAP:-3600}
 if [ "$cap" -gt 0 ]; then
   t0=$(date +%s)
