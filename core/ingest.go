@@ -80,6 +80,16 @@ type CatalogMeta struct {
 	// (ports.Changes.IfCounter); the replicas follow each other's writes by
 	// it. Zero in a store of one process.
 	Counter uint64 `json:"counter,omitempty"`
+	// Counts are the catalog's live and withdrawn resources, kept by every
+	// ingest with its change, so a status need not scan the catalog; nil
+	// in a store written before they were kept, until its next ingest.
+	Counts *CatalogCounts `json:"counts,omitempty"`
+}
+
+// CatalogCounts counts a catalog's resources by state.
+type CatalogCounts struct {
+	Live      int `json:"live"`
+	Withdrawn int `json:"withdrawn"`
 }
 
 // ResourceBatch is the JSON body of POST /admin/resources.

@@ -263,7 +263,7 @@ func TestBackupMidJournalRestoresWhole(t *testing.T) {
 const (
 	journalDirEnv   = "BADGERSTORE_JOURNAL_DIR"
 	journalPointEnv = "BADGERSTORE_JOURNAL_POINT"
-	journalGenEnv   = "BADGERSTORE_JOURNAL_GEN" // absent: only open the store
+	journalGenEnv   = "BADGERSTORE_JOURNAL_GEN"     // absent: only open the store
 	journalChunkEnv = "BADGERSTORE_JOURNAL_CHUNKED" // set: the generation goes through BeginApply
 )
 

@@ -21,7 +21,7 @@ import (
 // back in the store, and the index is put back from the store for the
 // chunks it had taken (restoreIndex).
 func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, second []core.Resource, rest *pulled,
-	w ports.ChunkedApplier, meta core.CatalogMeta, started time.Time, written func()) (core.IngestResult, error) {
+	w ports.ChunkedApplier, meta core.CatalogMeta, before core.CatalogCounts, started time.Time, written func()) (core.IngestResult, error) {
 	cat := rel.Catalog
 	var res core.IngestResult
 	var events []core.Event
@@ -67,6 +67,7 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, s
 			res.Skipped = res.Unchanged + res.Rejected
 			res.StartedAt, res.FinishedAt = started.UTC(), s.now().UTC()
 			rel.Version = d.version
+			meta.Counts = d.counted(before)
 			events = s.record(&meta, rel, &res, d.changes)
 			if err = tx.Commit(ctx, &meta, events); err != nil {
 				err = core.Unavailablef(err, "writing %s failed; nothing was changed", cat)

@@ -18,6 +18,7 @@ import (
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/core/embedding"
 	"github.com/climatesearch/climatesearch/core/ingest"
+	"github.com/climatesearch/climatesearch/core/status"
 	"github.com/climatesearch/climatesearch/ports"
 )
 
@@ -413,5 +414,111 @@ func TestFileDiffedAsItIsMapped(t *testing.T) {
 	}
 	if hits, _ := index.Search(ctx, core.TextQuery{Text: "granitsten", Limit: 2 * n}); len(hits) != n+100 || searchable() != 0 {
 		t.Fatalf("renamed: %d found, %d under the old name", len(hits), searchable())
+	}
+}
+
+// scans counts the store's Scan calls of dkbr.
+type scans struct {
+	*badgerstore.Store
+	n atomic.Int64
+}
+
+func (s *scans) Scan(ctx context.Context, c core.CatalogID, fn func(ports.StoredResource) error) error {
+	if c == core.DKBR {
+		s.n.Add(1)
+	}
+	return s.Store.Scan(ctx, c, fn)
+}
+
+// TestCountsKeptByEveryIngest: the catalog's live and withdrawn counts,
+// kept in its meta by every ingest (a batch that adds, changes and revives,
+// a file written a chunk at a time, a complete release that withdraws),
+// equal a scan of the store; a store written before they were kept is
+// counted once by its next ingest; a dry run changes nothing; and the
+// catalogs' overview (the console, the metrics) reads them without
+// scanning the catalog.
+func TestCountsKeptByEveryIngest(t *testing.T) {
+	ctx := context.Background()
+	store, index := storeAndIndex(t)
+	counted := &scans{Store: store}
+	svc := ingest.New(ingest.Config{IndexChunk: 50}, counted, index, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
+	files := ingest.NewFiles(svc, filereader.Parser{}, nil)
+	resource := func(id, name string, withdrawn bool) core.Resource {
+		v := 1.0
+		return core.Resource{ID: id, Catalog: core.DKBR, NameDA: name, Unit: "kg", A1A3: &v, Withdrawn: withdrawn, Source: core.CatalogInfo(core.DKBR).Source}
+	}
+	// A store written before the counts were kept: 10 live, 2 withdrawn.
+	var old []ports.StoredResource
+	for i := range 12 {
+		r := resource(fmt.Sprintf("#O%02d", i), fmt.Sprint("Gammel ", i), i >= 10)
+		old = append(old, ports.StoredResource{Resource: r, Hash: core.ContentHash(&r)})
+	}
+	if err := store.Apply(ctx, core.DKBR, ports.Changes{Put: old}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(step string) core.CatalogCounts {
+		t.Helper()
+		var want core.CatalogCounts
+		if err := store.Scan(ctx, core.DKBR, func(sr ports.StoredResource) error {
+			if sr.Resource.Withdrawn {
+				want.Withdrawn++
+			} else {
+				want.Live++
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		meta, err := store.Meta(ctx, core.DKBR)
+		if err != nil || meta.Counts == nil || *meta.Counts != want {
+			t.Fatalf("%s: meta counts %+v, the store holds %+v (%v)", step, meta.Counts, want, err)
+		}
+		return want
+	}
+
+	batch := core.Release{Catalog: core.DKBR, Origin: core.OriginFile, Version: "B1", Resources: []core.Resource{
+		resource("#N1", "Ny", false), resource("#O01", "Gammel 1 ændret", false), resource("#O10", "Gammel 10 tilbage", false)}}
+	if _, err := svc.Apply(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if c := check("a batch on a store without counts"); c != (core.CatalogCounts{Live: 12, Withdrawn: 1}) {
+		t.Fatalf("counts %+v", c)
+	}
+	var csv strings.Builder
+	csv.WriteString("id;navn;a1a3\n")
+	for i := range 600 {
+		fmt.Fprintf(&csv, "#F%04d;Fil %d;%d\n", i, i, i)
+	}
+	req := core.FileRequest{Catalog: core.DKBR, Filename: "f.csv", Data: []byte(csv.String()), Version: "F1",
+		Mapping: map[string]string{"id": "id", "name": "navn", "a1a3": "a1a3"}}
+	dry := req
+	dry.DryRun = true
+	if _, err := files.IngestFile(ctx, dry); err != nil {
+		t.Fatal(err)
+	}
+	check("a dry run")
+	if _, err := files.IngestFile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if c := check("a file of 12 chunks"); c.Live != 612 {
+		t.Fatalf("counts %+v", c)
+	}
+	keep := core.Release{Catalog: core.DKBR, Origin: core.OriginJSON, Version: "U1", Complete: true,
+		Resources: []core.Resource{resource("#O02", "Gammel 2", false), resource("#O11", "Gammel 11 tilbage", false)}}
+	if _, err := svc.Apply(ctx, keep); err != nil {
+		t.Fatal(err)
+	}
+	if c := check("a complete release"); c != (core.CatalogCounts{Live: 2, Withdrawn: 611}) {
+		t.Fatalf("counts %+v", c)
+	}
+
+	before := counted.n.Load()
+	cs, err := status.New(counted, nil, "").Overview(ctx) // the console's and the metrics'
+
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cs[1]; d.Catalog.ID != core.DKBR || d.Live != 2 || d.Withdrawn != 611 || counted.n.Load() != before {
+		t.Fatalf("status: %s live %d withdrawn %d after %d scans", d.Catalog.ID, d.Live, d.Withdrawn, counted.n.Load()-before)
 	}
 }

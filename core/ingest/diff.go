@@ -95,6 +95,8 @@ type diff struct {
 	whole map[string]ports.StoredResource
 
 	res      core.IngestResult
+	added    int // new resources
+	revived  int // withdrawn ones back
 	puts     []ports.StoredResource
 	changes  []core.ResourceChange
 	changed  []int // indexes in puts of the new and changed resources
@@ -188,6 +190,12 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 		switch {
 		case !had || old.Hash != hash || old.Resource.Withdrawn:
 			res.Upserted++
+			switch {
+			case !had:
+				d.added++
+			case old.Resource.Withdrawn:
+				d.revived++
+			}
 			res.Changed = append(res.Changed, r.Ref())
 			d.changed = append(d.changed, len(d.puts)) // r is put below
 			// Field names cost two encodings; a dry run lists every
@@ -216,6 +224,15 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 		d.puts = append(d.puts, ports.StoredResource{Resource: r, Hash: hash})
 	}
 	return nil
+}
+
+// counted returns the catalog's counts after the diff's change, given those
+// before it.
+func (d *diff) counted(before core.CatalogCounts) *core.CatalogCounts {
+	return &core.CatalogCounts{
+		Live:      before.Live + d.added + d.revived - d.res.Withdrawn,
+		Withdrawn: before.Withdrawn - d.revived + d.res.Withdrawn,
+	}
 }
 
 // withdrawMissing withdraws, for a complete release, every stored resource

@@ -444,6 +444,12 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 		s.bulk.enter()
 		defer s.bulk.leave()
 	}
+	var before core.CatalogCounts
+	if !dryRun {
+		if before, err = s.countsBefore(ctx, meta); err != nil {
+			return core.IngestResult{}, err
+		}
+	}
 	d, err := s.newDiff(ctx, rel, size, dryRun, owned)
 	if err != nil {
 		return core.IngestResult{}, err
@@ -458,7 +464,7 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 				return core.IngestResult{}, err
 			}
 			if second, more := fed.next(); more {
-				return s.applyChunked(ctx, rel, d, second, fed, w, meta, started, written)
+				return s.applyChunked(ctx, rel, d, second, fed, w, meta, before, started, written)
 			}
 		}
 	}
@@ -467,6 +473,7 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 	}
 	d.withdrawMissing()
 	res, puts, changes, changed, toRemove := d.res, d.puts, d.changes, d.changed, d.toRemove
+	counts := d.counted(before)
 	rel.Version, res.StartedAt = d.version, started.UTC()
 	// What the diff read is copied into puts: let a large release's input
 	// go before the index and the store take their share of memory.
@@ -480,6 +487,7 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 
 	// The event is written with the changes, in one transaction: a change
 	// is never stored without it, whatever happens next.
+	meta.Counts = counts
 	events := s.record(&meta, rel, &res, changes)
 	// The index change is prepared (analysed) first; the store write and
 	// the index commit are then published together, so no reader sees the
@@ -546,6 +554,28 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 		s.updateVectors(ctx, cat, puts, changed, toRemove)
 	}
 	return s.applied(ctx, res, events), nil
+}
+
+// countsBefore returns the catalog's counts before a change: those its meta
+// keeps, or, for a store written before they were kept, counted once by
+// scanning it (the ingest then keeps them).
+func (s *Service) countsBefore(ctx context.Context, meta core.CatalogMeta) (core.CatalogCounts, error) {
+	if meta.Counts != nil {
+		return *meta.Counts, nil
+	}
+	var c core.CatalogCounts
+	err := s.store.Scan(ctx, meta.Catalog, func(sr ports.StoredResource) error {
+		if sr.Resource.Withdrawn {
+			c.Withdrawn++
+		} else {
+			c.Live++
+		}
+		return nil
+	})
+	if err != nil {
+		return c, core.Unavailablef(err, "store unavailable")
+	}
+	return c, nil
 }
 
 // record fills in the meta an applied release leaves (version, last result,
