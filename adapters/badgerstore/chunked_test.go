@@ -89,11 +89,7 @@ func TestChunkedApplyCrash(t *testing.T) {
 	}
 	smallJournal(t)
 	t.Setenv(journalChunkEnv, "1")
-	for _, tc := range []struct {
-		point  string
-		want   int
-		reopen string
-	}{
+	crashCases(t, []crashCase{
 		{point: "marked", want: 1},
 		{point: "chunk 1", want: 1},
 		{point: "chunk 2", want: 1},
@@ -101,28 +97,5 @@ func TestChunkedApplyCrash(t *testing.T) {
 		{point: "committed", want: 2},
 		{point: "cleanup 2", want: 2},
 		{point: "chunk 2", want: 1, reopen: "restore 1"},
-	} {
-		name := tc.point
-		if tc.reopen != "" {
-			name += ", then " + tc.reopen
-		}
-		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			s := openT(t, dir)
-			must(t, s.Apply(context.Background(), core.National, jgen(1)))
-			must(t, s.Close())
-			crashAt(t, dir, tc.point, 2)
-			if tc.reopen != "" {
-				crashAt(t, dir, tc.reopen, 0)
-			}
-			s = openT(t, dir)
-			defer s.Close()
-			checkGen(t, s, tc.want)
-			must(t, s.Apply(context.Background(), core.National, jgen(3)))
-			if tc.want == 1 {
-				must(t, s.RecordEvent(context.Background(), jgen(2).Events[0]))
-			}
-			checkGen(t, s, 3)
-		})
-	}
+	})
 }

@@ -353,11 +353,7 @@ func TestJournalCrash(t *testing.T) {
 		t.Skip("spawns child processes")
 	}
 	smallJournal(t)
-	for _, tc := range []struct {
-		point  string
-		want   int
-		reopen string // a point to crash the recovery at, at the next Open
-	}{
+	crashCases(t, []crashCase{
 		{point: "undo 1", want: 1},
 		{point: "undo 3", want: 1},
 		{point: "marked", want: 1},
@@ -369,7 +365,22 @@ func TestJournalCrash(t *testing.T) {
 		{point: "new 3", want: 1, reopen: "restore 1"},
 		{point: "new 3", want: 1, reopen: "restored"},
 		{point: "new 3", want: 1, reopen: "cleanup 1"},
-	} {
+	})
+}
+
+// crashCase kills the child applying generation 2 over generation 1 at
+// point, and then, when reopen is set, the next Open at reopen; the store
+// must then hold generation want.
+type crashCase struct {
+	point  string
+	want   int
+	reopen string // a point to crash the recovery at, at the next Open
+}
+
+// crashCases runs each case on a store of its own and checks that the
+// store holds generation want and that the next Apply works.
+func crashCases(t *testing.T, cases []crashCase) {
+	for _, tc := range cases {
 		name := tc.point
 		if tc.reopen != "" {
 			name += ", then " + tc.reopen
