@@ -126,7 +126,7 @@ func missing(s string) bool {
 //   - origin must be an http(s) URL; anything else is dropped with a note.
 func Map(t *Table, catalog core.CatalogID, mapping map[string]string, version string) (Report, error) {
 	var rel core.Release
-	rep, err := mapRows(t, catalog, mapping, version, 0, false, func(rs []core.Resource) error {
+	rep, err := MapEach(t, catalog, mapping, version, 0, func(rs []core.Resource) error {
 		rel.Resources = append(rel.Resources, rs...)
 		return nil
 	})
@@ -144,15 +144,10 @@ func Map(t *Table, catalog core.CatalogID, mapping map[string]string, version st
 // own. each is called only for a file without problems: with several
 // chunks every row is mapped and checked first, then mapped again as the
 // chunks are handed over, and every row of t is let go once mapped (t is
-// spent after it), so a file of a million rows is never held as its table
+// spent after it; Map's one chunk leaves t as it was), so a file of a million rows is never held as its table
 // and all its resources at once. A file with problems gets Map's error
 // listing them. An error from each stops the mapping and is returned.
 func MapEach(t *Table, catalog core.CatalogID, mapping map[string]string, version string, n int, each func([]core.Resource) error) (Report, error) {
-	return mapRows(t, catalog, mapping, version, n, true, each)
-}
-
-// mapRows is Map and MapEach; spend lets go of each row once mapped.
-func mapRows(t *Table, catalog core.CatalogID, mapping map[string]string, version string, n int, spend bool, each func([]core.Resource) error) (Report, error) {
 	var rep Report
 	if t == nil {
 		return rep, core.Invalidf("no table to map")
@@ -230,9 +225,6 @@ func mapRows(t *Table, catalog core.CatalogID, mapping map[string]string, versio
 	}
 	var again Report
 	m.rep = &again
-	if !spend {
-		hold = nil
-	}
 	chunk := make([]core.Resource, 0, n)
 	err = m.walk(repeated, hold, func(r core.Resource) error {
 		if chunk = append(chunk, r); len(chunk) < n {

@@ -14,8 +14,9 @@ import (
 // release's order: a release's own slice (chunksOf), or a file's rows
 // mapped as they are read (Files.IngestFile), so that a million-row file
 // is never held as a million resources before its diff. A feed that fails
-// (a file with problems) makes the apply fail; nothing is written before
-// the whole feed has been diffed.
+// (a file with problems) makes the apply fail and changes nothing: the
+// apply writes once the whole feed is diffed, or, chunk by chunk
+// (applyChunked), in a change the store rolls back.
 type feed func(add func([]core.Resource) error) error
 
 // chunksOf feeds rs in chunks of at most n.
