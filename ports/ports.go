@@ -235,8 +235,8 @@ type FileParser interface {
 	// file's order, in chunks of at most n, each chunk each's own: a large
 	// file is never held as all its resources at once. version is the
 	// release's (each resource without one takes it). Problems, when any,
-	// list why the file cannot be loaded: whatever each was handed is then
-	// not to be used. An error from each stops the mapping and is returned.
+	// list why the file cannot be loaded; each is called only for a file
+	// without any. An error from each stops the mapping and is returned.
 	Map(filename string, data []byte, sheet string, catalog core.CatalogID, mapping map[string]string, version string, n int, each func([]core.Resource) error) ([]core.FileProblem, error)
 	// Schema lists every mappable Resource field.
 	Schema() []core.SchemaField

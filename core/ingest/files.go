@@ -123,8 +123,8 @@ func (f *Files) IngestFile(ctx context.Context, req core.FileRequest) (res core.
 	defer f.ingest.bulk.leave()
 	// The file's rows are mapped as the diff takes them, a chunk at a time
 	// (ports.FileParser.Map): a dry run never holds the file's resources,
-	// an apply only those it writes. A file with problems fails the feed,
-	// and nothing is written before the whole feed was diffed.
+	// an apply only those it writes. A file with problems fails the feed
+	// before any chunk is handed over: nothing is diffed or written.
 	filename, data := req.Filename, req.Data
 	req.Data = nil // read by the feed: the apply holds the resources, not the file's bytes
 	in := func(add func([]core.Resource) error) error {

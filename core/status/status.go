@@ -107,7 +107,7 @@ func (s *Service) catalogs(ctx context.Context, vectors bool) ([]core.CatalogSta
 		st := core.CatalogStatus{Catalog: core.CatalogInfo(c), Meta: meta}
 		if !vectors && meta.Counts != nil {
 			// Kept by every ingest with its change: no scan of the catalog
-			// (a million resources took minutes after each ingest).
+			// after each ingest (4.3 s at 100,000 resources).
 			st.Live, st.Withdrawn = meta.Counts.Live, meta.Counts.Withdrawn
 			out = append(out, st)
 			continue
