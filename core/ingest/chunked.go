@@ -63,10 +63,8 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, s
 			err = rest.err
 		}
 		if err == nil {
-			res = d.res
-			res.Skipped = res.Unchanged + res.Rejected
-			res.StartedAt, res.FinishedAt = started.UTC(), s.now().UTC()
-			rel.Version = d.version
+			res = d.result(started, s.now())
+			rel.Version = res.Version
 			meta.Counts = d.counted(before)
 			events = s.record(&meta, rel, &res, d.changes)
 			if err = tx.Commit(ctx, &meta, events); err != nil {

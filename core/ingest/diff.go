@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"strings"
+	"time"
 
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/ports"
@@ -80,13 +81,13 @@ func (d *diff) take() (puts []ports.StoredResource, changed []int) {
 // diff compares a release with what the store holds, chunk by chunk, and
 // collects what the apply writes (puts) and reports (res, changes).
 type diff struct {
-	s       *Service
-	cat     core.CatalogID
-	source  string
-	dryRun  bool
-	owned   bool // chunks may be moved from (see applyMode), else cloned
-	version string
-	// versioned: the first resource was seen (see add).
+	s      *Service
+	cat    core.CatalogID
+	source string
+	dryRun bool
+	owned  bool // chunks may be moved from (see applyMode), else cloned
+	// versioned: the first resource was seen (see add); res.Version is
+	// the release's version.
 	versioned bool
 
 	// whole is the stored catalog, read once for a complete release (what
@@ -107,7 +108,7 @@ type diff struct {
 
 func (s *Service) newDiff(ctx context.Context, rel core.Release, size int, dryRun, owned bool) (*diff, error) {
 	d := &diff{s: s, cat: rel.Catalog, source: core.CatalogInfo(rel.Catalog).Source, dryRun: dryRun, owned: owned,
-		version: rel.Version, seen: make(map[string]bool, max(size, 0))}
+		seen: make(map[string]bool, max(size, 0))}
 	d.res = core.IngestResult{Catalog: rel.Catalog, Origin: rel.Origin, Version: rel.Version, Rejected: rel.Rejected, Seen: rel.Rejected}
 	if rel.Complete {
 		d.whole = map[string]ports.StoredResource{}
@@ -170,8 +171,8 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 			// A release without a version takes its first resource's (a
 			// file's mapped version column, a batch's items).
 			d.versioned = true
-			if d.version == "" {
-				d.version, res.Version = r.Version, r.Version
+			if res.Version == "" {
+				res.Version = r.Version
 			}
 		}
 		if r.ID == "" || d.seen[r.ID] {
@@ -180,7 +181,7 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 		}
 		d.seen[r.ID] = true
 		if r.Version == "" {
-			r.Version = d.version
+			r.Version = res.Version
 		}
 		old, had := existing[r.ID]
 		if r.CategoryCode == "" && had && old.Resource.Category == r.Category {
@@ -225,6 +226,14 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 		d.puts = append(d.puts, ports.StoredResource{Resource: r, Hash: hash})
 	}
 	return nil
+}
+
+// result is the diff's answer for an ingest that started and finished then.
+func (d *diff) result(started, finished time.Time) core.IngestResult {
+	res := d.res
+	res.Skipped = res.Unchanged + res.Rejected
+	res.StartedAt, res.FinishedAt = started.UTC(), finished.UTC()
+	return res
 }
 
 // counted returns the catalog's counts after the diff's change, given those

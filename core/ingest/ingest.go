@@ -472,14 +472,12 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 		return core.IngestResult{}, err
 	}
 	d.withdrawMissing()
-	res, puts, changes, changed, toRemove := d.res, d.puts, d.changes, d.changed, d.toRemove
+	res, puts, changes, changed, toRemove := d.result(started, s.now()), d.puts, d.changes, d.changed, d.toRemove
 	counts := d.counted(before)
-	rel.Version, res.StartedAt = d.version, started.UTC()
+	rel.Version = res.Version
 	// What the diff read is copied into puts: let a large release's input
 	// go before the index and the store take their share of memory.
 	rel.Resources, d = nil, nil
-	res.Skipped = res.Unchanged + res.Rejected
-	res.FinishedAt = s.now().UTC()
 	if dryRun {
 		res.DryRun, res.Changes = true, changes
 		return res, nil
