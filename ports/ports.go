@@ -100,6 +100,16 @@ type ResourceStore interface {
 	SetIndexMark(ctx context.Context, mark string) error
 }
 
+// WriteCounter is a store that sees every write of its catalogs: Writes
+// moves once each write of resources, catalog metadata or vectors has
+// ended (committed, rolled back or failed), so an answer computed from a
+// scan begun at one count still stands while the count has not moved. A
+// store that other processes write too (PostgreSQL behind several
+// replicas) does not implement it, and its readers scan every time.
+type WriteCounter interface {
+	Writes() uint64
+}
+
 // ChunkedApplier is a ResourceStore that writes a change too large to hold
 // in memory chunk by chunk and still all or nothing (the badger store, by
 // its undo journal). The ingest of a large file diffs, writes and indexes

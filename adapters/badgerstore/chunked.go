@@ -74,6 +74,7 @@ var errEnded = errors.New("badgerstore: the chunked change has ended")
 func (c *chunkedApply) Put(ctx context.Context, put []ports.StoredResource) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.s.changed()
 	if c.ended {
 		return errEnded
 	}
@@ -102,6 +103,7 @@ func (c *chunkedApply) Put(ctx context.Context, put []ports.StoredResource) erro
 func (c *chunkedApply) Commit(ctx context.Context, meta *core.CatalogMeta, events []core.Event) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.s.changed()
 	if c.ended {
 		return errEnded
 	}
@@ -122,6 +124,7 @@ func (c *chunkedApply) Abort(ctx context.Context) error {
 	if c.ended {
 		return nil
 	}
+	defer c.s.changed()
 	defer c.end()
 	if err := c.s.closeJournal(ctx, c.catalog, errAborted, nil, nil, c.puts, c.start); err != errAborted {
 		return c.s.writeErr("roll back a chunked change of "+string(c.catalog), err)

@@ -123,6 +123,10 @@ type Store struct {
 	// indexMark is the text index's mark taken at open (indexmark.go).
 	indexMark string
 
+	// changes counts the writes of resources, metadata and vectors that
+	// have ended (ports.WriteCounter).
+	changes atomic.Uint64
+
 	// writes is held shared by every call that writes and exclusively by
 	// settle while Badger's writes are blocked (they would fail, not wait).
 	writes sync.RWMutex
@@ -632,6 +636,7 @@ func (s *Store) Apply(ctx context.Context, catalog core.CatalogID, ch ports.Chan
 	if err := ch.Check(catalog); err != nil {
 		return err
 	}
+	defer s.changed()
 	op := fmt.Sprintf("apply %d resources and %d events to %s", len(ch.Put), len(ch.Events), catalog)
 	lock := s.applyLocks[catalog]
 	if len(ch.Put) <= oneTxnMax {
@@ -757,6 +762,16 @@ func (s *Store) Meta(ctx context.Context, catalog core.CatalogID) (core.CatalogM
 	meta.Catalog = catalog
 	return meta, err
 }
+
+var _ ports.WriteCounter = (*Store)(nil)
+
+// Writes counts the writes of resources, catalog metadata and vectors that
+// have ended; every write to the store passes through this process.
+func (s *Store) Writes() uint64 { return s.changes.Load() }
+
+// changed is deferred by every write of resources, metadata or vectors:
+// the count moves once what the write made visible is there to read.
+func (s *Store) changed() { s.changes.Add(1) }
 
 // PutMeta stores the catalog's metadata.
 func (s *Store) PutMeta(ctx context.Context, meta core.CatalogMeta) error {

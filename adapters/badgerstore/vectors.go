@@ -94,6 +94,7 @@ func (s *Store) PutVectors(ctx context.Context, embedderID string, vs []ports.St
 		return err
 	}
 	defer s.leaveWrite()
+	defer s.changed()
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
 	var n int
@@ -154,6 +155,7 @@ func (s *Store) DropVectorsExcept(ctx context.Context, embedderID string) (int, 
 		return 0, err
 	}
 	defer s.leaveWrite()
+	defer s.changed()
 	keep := vecEmbedderPrefix(embedderID)
 	var doomed [][]byte
 	err := s.db.View(func(txn *badger.Txn) error {

@@ -6,6 +6,7 @@ package status
 import (
 	"context"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,6 +31,21 @@ type Service struct {
 	// can have changed.
 	mu     sync.Mutex
 	counts map[core.CatalogID]countsEntry
+
+	// writes, when the store (and the vector store) count their writes,
+	// keeps Catalogs' answer until they move: it scans every resource and
+	// every vector (3 s at 100,000 resources). coverage holds one scan at
+	// a time, so callers polling during a long scan wait for its answer
+	// instead of each starting their own.
+	writes   []ports.WriteCounter
+	coverage chan struct{}
+	kept     *keptCatalogs
+}
+
+// keptCatalogs is Catalogs' answer and the write count it was computed at.
+type keptCatalogs struct {
+	writes uint64
+	out    []core.CatalogStatus
 }
 
 type countsEntry struct {
@@ -45,7 +61,28 @@ func New(store ports.ResourceStore, vectors ports.VectorStore, embedderID string
 	if vectors == nil {
 		embedderID = ""
 	}
-	return &Service{store: store, vectors: vectors, embedderID: embedderID, counts: map[core.CatalogID]countsEntry{}}
+	s := &Service{store: store, vectors: vectors, embedderID: embedderID, counts: map[core.CatalogID]countsEntry{},
+		coverage: make(chan struct{}, 1)}
+	if w, ok := store.(ports.WriteCounter); ok {
+		s.writes = append(s.writes, w)
+		if vectors != nil && any(vectors) != any(store) {
+			if w, ok := vectors.(ports.WriteCounter); ok {
+				s.writes = append(s.writes, w)
+			} else {
+				s.writes = nil
+			}
+		}
+	}
+	return s
+}
+
+// writeCount sums the stores' write counts; ok is false when a store does
+// not count its writes.
+func (s *Service) writeCount() (n uint64, ok bool) {
+	for _, w := range s.writes {
+		n += w.Writes()
+	}
+	return n, len(s.writes) > 0
 }
 
 // vectorHashes maps each key with a stored vector of the embedder to the
@@ -80,8 +117,28 @@ func (s *Service) vectorState(hashes map[core.Key]string, sr ports.StoredResourc
 }
 
 // Catalogs returns the state of every catalog, in the canonical order.
+// The answer is kept while the stores' write counts stand still.
 func (s *Service) Catalogs(ctx context.Context) ([]core.CatalogStatus, error) {
-	return s.catalogs(ctx, true)
+	if _, ok := s.writeCount(); !ok {
+		return s.catalogs(ctx, true)
+	}
+	select {
+	case s.coverage <- struct{}{}:
+	case <-ctx.Done():
+		return nil, core.Unavailablef(ctx.Err(), "counting the vector coverage: %v", ctx.Err())
+	}
+	defer func() { <-s.coverage }()
+	// Read before the scan: a write ending during it moves the count, so
+	// what the scan saw of it is not kept past the next call.
+	n, _ := s.writeCount()
+	if k := s.kept; k != nil && k.writes == n {
+		return slices.Clone(k.out), nil
+	}
+	out, err := s.catalogs(ctx, true)
+	if err == nil {
+		s.kept = &keptCatalogs{writes: n, out: slices.Clone(out)}
+	}
+	return out, err
 }
 
 // Overview returns the state of every catalog without reading vectors

@@ -2,10 +2,15 @@ package status_test
 
 import (
 	"context"
+	"reflect"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/climatesearch/climatesearch/adapters/badgerstore"
 	"github.com/climatesearch/climatesearch/adapters/boverket/boverkettest"
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/core/status"
@@ -197,5 +202,140 @@ func TestOverviewFollowsEveryWrite(t *testing.T) {
 	}
 	if n := live(); n != 235 {
 		t.Fatalf("after an addition: live %d, want 235", n)
+	}
+}
+
+// scans counts the catalog scans of a badger store; while gate is set,
+// each scan waits for it to close.
+type scans struct {
+	*badgerstore.Store
+	n    atomic.Int32
+	gate chan struct{}
+}
+
+func (s *scans) Scan(ctx context.Context, c core.CatalogID, fn func(ports.StoredResource) error) error {
+	s.n.Add(1)
+	if s.gate != nil {
+		<-s.gate
+	}
+	return s.Store.Scan(ctx, c, fn)
+}
+
+// uncounted hides the store's write count, as a store shared by several
+// replicas has none.
+type uncounted struct {
+	ports.ResourceStore
+	n *atomic.Int32
+}
+
+func (u uncounted) Scan(ctx context.Context, c core.CatalogID, fn func(ports.StoredResource) error) error {
+	u.n.Add(1)
+	return u.ResourceStore.Scan(ctx, c, fn)
+}
+
+func TestCatalogsKeptUntilAWrite(t *testing.T) {
+	rs := realdata.National(t, boverkettest.Export0206SV, boverkettest.Export0207EN)
+	st := &scans{Store: realdata.OpenStore(t, rs)}
+	svc := status.New(st, st, embedder)
+	ctx := context.Background()
+	catalogs := func() []core.CatalogStatus {
+		t.Helper()
+		cs, err := svc.Catalogs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	first := catalogs()
+	if first[0].Live != 235 || first[0].Embedding.Missing != 235 || st.n.Load() != 2 {
+		t.Fatalf("first: %+v after %d scans", first[0], st.n.Load())
+	}
+	if again := catalogs(); !reflect.DeepEqual(again, first) || st.n.Load() != 2 {
+		t.Fatalf("nothing written: scanned again (%d scans) or answered differently", st.n.Load())
+	}
+
+	// A vector written: the coverage moves.
+	r := realdata.Find(t, rs, "6000000000")
+	if err := st.PutVectors(ctx, embedder, []ports.StoredVector{{Key: r.Key(), Hash: core.ContentHash(&r), Vec: make([]float32, 320)}}); err != nil {
+		t.Fatal(err)
+	}
+	if cs := catalogs(); cs[0].Embedding.Current != 1 || cs[0].Embedding.Missing != 234 {
+		t.Fatalf("after a vector: %+v", cs[0].Embedding)
+	}
+	// A resource withdrawn (no new metadata): the counts move.
+	w := r
+	w.Withdrawn = true
+	if err := st.Apply(ctx, core.National, ports.Changes{Put: []ports.StoredResource{{Resource: w, Hash: core.ContentHash(&w)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if cs := catalogs(); cs[0].Live != 234 || cs[0].Withdrawn != 1 || cs[0].Embedding.Current != 0 {
+		t.Fatalf("after a withdrawal: %+v", cs[0])
+	}
+	// A chunked change rolled back: scanned again, same answer as before it.
+	before, scanned := catalogs(), st.n.Load()
+	ch, err := st.BeginApply(ctx, core.National)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nr := r
+	nr.ID = "6999999999"
+	if err := ch.Put(ctx, []ports.StoredResource{{Resource: nr, Hash: core.ContentHash(&nr)}}); err != nil {
+		t.Fatal(err)
+	}
+	if cs := catalogs(); cs[0].Live != 235 {
+		t.Fatalf("during the chunked change: live %d, want 235 (what the store holds)", cs[0].Live)
+	}
+	if err := ch.Abort(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if cs := catalogs(); !reflect.DeepEqual(cs, before) || st.n.Load() != scanned+4 {
+		t.Fatalf("after the rollback: %+v (%d scans, want %d)", cs[0], st.n.Load(), scanned+4)
+	}
+
+	// Callers arriving during a scan wait for it and share its answer.
+	o := rs[0]
+	if o.ID == r.ID {
+		o = rs[1]
+	}
+	if err := st.PutVectors(ctx, embedder, []ports.StoredVector{{Key: o.Key(), Hash: "older", Vec: make([]float32, 320)}}); err != nil {
+		t.Fatal(err)
+	}
+	st.gate = make(chan struct{})
+	scanned = st.n.Load()
+	var wg sync.WaitGroup
+	answers := make([][]core.CatalogStatus, 4)
+	for i := range answers {
+		wg.Go(func() { answers[i] = catalogs() })
+	}
+	for st.n.Load() == scanned {
+		runtime.Gosched()
+	}
+	// A caller that gives up while it waits gets an error, not a scan.
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if _, err := svc.Catalogs(short); core.KindOf(err) != core.KindUnavailable {
+		t.Fatalf("cancelled while waiting: %v", err)
+	}
+	close(st.gate)
+	wg.Wait()
+	if st.n.Load() != scanned+2 {
+		t.Fatalf("4 callers during a scan: %d scans, want 2 (one per catalog)", st.n.Load()-scanned)
+	}
+	for _, a := range answers[1:] {
+		if !reflect.DeepEqual(a, answers[0]) || a[0].Embedding.Stale != 1 {
+			t.Fatalf("callers answered differently: %+v / %+v", a[0].Embedding, answers[0][0].Embedding)
+		}
+	}
+
+	// A store that does not count its writes is scanned every time.
+	var n atomic.Int32
+	plain := status.New(uncounted{ResourceStore: st.Store, n: &n}, st.Store, embedder)
+	for range 2 {
+		if _, err := plain.Catalogs(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n.Load() != 4 {
+		t.Fatalf("uncounted store: %d scans, want 4", n.Load())
 	}
 }

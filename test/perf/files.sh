@@ -53,6 +53,7 @@ step "dry run $rows-row CSV" "${map100[@]}" -F "file=@$work/gen.csv" "$base/admi
 step "apply $rows-row CSV" "${map100[@]}" -F "file=@$work/gen.csv" "$base/admin/ingest/file?catalog=dkbr"
 step "search after $rows" "$base/api/search?q=beton&databases=dkbr"
 step "catalogs after $rows" "$base/api/catalogs"
+step "catalogs again" "$base/api/catalogs" # kept until the next write (core/status)
 step "metrics after $rows" "$base/metrics"
 cap=${VECTORS_CAP:-3600}
 if [ "$cap" -gt 0 ]; then
