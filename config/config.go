@@ -38,9 +38,12 @@ type Config struct {
 	IngestTimeout  time.Duration
 	BootIngest     bool
 	AdminToken     string
-	LogFormat      string
-	LogLevel       string
-	ShutdownGrace  time.Duration
+	// AdminTimeout bounds an admin ingest over REST (upload, apply,
+	// answer) in place of the server's read and write timeouts.
+	AdminTimeout  time.Duration
+	LogFormat     string
+	LogLevel      string
+	ShutdownGrace time.Duration
 	// StartTimeout bounds the start hooks (opening the store, listening);
 	// the search index loads after it, in the background.
 	StartTimeout time.Duration
@@ -206,6 +209,7 @@ var settings = []setting{
 	{"ingest-timeout", "SERVICE_INGEST_TIMEOUT", "60s", "bound on one upstream request (JSON or workbook)", dur(func(c *Config) *time.Duration { return &c.IngestTimeout })},
 	{"boot-ingest", "SERVICE_BOOT_INGEST", "true", "run an upstream ingest at boot", boolean(func(c *Config) *bool { return &c.BootIngest })},
 	{"admin-token", "SERVICE_ADMIN_TOKEN", "", "when set, /admin/* requires header X-Admin-Token with this value", str(func(c *Config) *string { return &c.AdminToken })},
+	{"admin-timeout", "SERVICE_ADMIN_TIMEOUT", "1h", "bound on one admin ingest over REST (POST /admin/ingest/file, /admin/ingest/preview, /admin/resources, /admin/ingest/run): its upload, its apply and its answer; every other request has 60s to send its body and 10m to be answered", dur(func(c *Config) *time.Duration { return &c.AdminTimeout })},
 	{"log-format", "SERVICE_LOG_FORMAT", "auto", "json, console, or auto (console on a terminal, json otherwise)", str(func(c *Config) *string { return &c.LogFormat })},
 	{"log-level", "SERVICE_LOG_LEVEL", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
 	{"shutdown-grace", "SERVICE_SHUTDOWN_GRACE", "10s", "time in-flight requests get on SIGINT/SIGTERM", dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
@@ -409,6 +413,9 @@ func (c Config) validate() error {
 	}
 	if c.IngestTimeout <= 0 {
 		return fmt.Errorf("invalid %s: must be positive", c.name("SERVICE_INGEST_TIMEOUT"))
+	}
+	if c.AdminTimeout < time.Minute {
+		return fmt.Errorf("invalid %s %s: at least 1m (the answer of a large apply must not be cut)", c.name("SERVICE_ADMIN_TIMEOUT"), c.AdminTimeout)
 	}
 	switch c.Embedder {
 	case "hash", "none":

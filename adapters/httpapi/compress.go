@@ -140,6 +140,9 @@ type gzipWriter struct {
 	n      int
 }
 
+// Unwrap lets http.ResponseController reach the connection (deadlines).
+func (w *gzipWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // candidate decides from the headers whether this answer may be gzipped,
 // and marks every answer in a compressible format Vary: Accept-Encoding.
 func (w *gzipWriter) candidate() bool {

@@ -50,6 +50,10 @@ type Deps struct {
 	// itself, the same text as zap's at a fifth of its cost
 	// (cmd/climatesearch/app/accesslog.go). Nil: through Log at info.
 	Access func(AccessLine)
+	// AdminTimeout, when positive, bounds an admin ingest (its upload,
+	// its apply and its answer) in place of the server's read and write
+	// timeouts; see long.
+	AdminTimeout time.Duration
 }
 
 // AccessLine is what the access log says of one request: never the query
@@ -108,10 +112,10 @@ func New(d Deps) *API {
 	api.GET("/catalogs", a.catalogs)
 
 	admin := e.Group("/admin", a.adminGuard)
-	admin.POST("/ingest/run", a.ingestRun)
-	admin.POST("/resources", a.batch)
-	admin.POST("/ingest/preview", a.ingestPreview)
-	admin.POST("/ingest/file", a.ingestFile)
+	admin.POST("/ingest/run", a.long, a.ingestRun)
+	admin.POST("/resources", a.long, a.batch)
+	admin.POST("/ingest/preview", a.long, a.ingestPreview)
+	admin.POST("/ingest/file", a.long, a.ingestFile)
 	admin.GET("/webhooks", a.listWebhooks)
 	admin.POST("/webhooks", a.createWebhook)
 	admin.GET("/webhooks/:id", a.getWebhook)
@@ -210,6 +214,25 @@ func (a *API) recovery(c *gin.Context) {
 			writeError(c, http.StatusInternalServerError, "internal error; the incident is logged")
 		}
 	}()
+	c.Next()
+}
+
+// long gives an admin ingest AdminTimeout from now to read its body and to
+// write its answer, in place of the server's bounds on every request (the
+// body within 60 s, the answer within 10 minutes): a file near the upload
+// limit takes minutes to arrive over a slow link, and applying a million
+// rows takes minutes more (docs/PERFORMANCE.md §12x), after which the
+// server would cut the answer of a change it stored. It runs after the
+// admin guard, so only an operator's request gets the longer bounds.
+func (a *API) long(c *gin.Context) {
+	if t := a.d.AdminTimeout; t > 0 {
+		rc := http.NewResponseController(c.Writer)
+		deadline := time.Now().Add(t)
+		// A writer that does not reach a connection (a test's recorder)
+		// keeps the server's bounds.
+		_ = rc.SetReadDeadline(deadline)
+		_ = rc.SetWriteDeadline(deadline)
+	}
 	c.Next()
 }
 

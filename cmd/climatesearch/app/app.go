@@ -375,7 +375,7 @@ func newAPI(cfg config.Config, log *zap.Logger, s *search.Service, l *lookup.Ser
 		Search: s, Resources: l, Compare: c, Catalogs: st, Ingest: in, Files: files, Webhooks: wh, MaxUpload: cfg.MaxUpload,
 		OpenAPI: web.OpenAPI(), SwaggerUI: web.SwaggerUI(),
 		AdminToken: cfg.AdminToken, Log: log.Named("http"), Generations: gens, Metrics: m,
-		Access: accessLog(log, "http"),
+		Access: accessLog(log, "http"), AdminTimeout: cfg.AdminTimeout,
 	})
 }
 
@@ -492,7 +492,7 @@ func NewServer(lc fx.Lifecycle, cfg config.Config, root Root, log *zap.Logger) *
 		Handler:           root,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      10 * time.Minute, // a 100,000-row file ingest takes tens of seconds
+		WriteTimeout:      10 * time.Minute, // an admin ingest gets SERVICE_ADMIN_TIMEOUT instead (httpapi's long)
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		// net/http's own complaints (TLS handshakes, panics) as JSON warnings
