@@ -61,7 +61,8 @@ func readCSV(data []byte, lim Limits) (*Table, error) {
 		cells []string
 	}
 	var raw []rawRow
-	rows, cells := 0, 0
+	rows, cells, widest := 0, 0, 0
+	dots, commas := 0, 0
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -94,25 +95,26 @@ func readCSV(data []byte, lim Limits) (*Table, error) {
 		if cells += last; cells > lim.MaxCells {
 			return nil, limitErr("more than %d cells; the limit is %d", lim.MaxCells, lim.MaxCells)
 		}
-		row := make([]string, last)
-		for i := range row {
+		// Every row counts towards the decimal separator; only the rows
+		// kept (KeepRows) are held.
+		keep := lim.KeepRows <= 0 || len(raw) <= lim.KeepRows
+		var row []string
+		if keep {
+			row = make([]string, last)
+		}
+		widest = max(widest, last)
+		for i := range last {
 			if err := g.checkLen(n, i, rec[i]); err != nil {
 				return nil, err
 			}
-			row[i] = core.CleanText(rec[i])
-		}
-		raw = append(raw, rawRow{num: n, cells: row})
-	}
-
-	// The decimal separator: the unambiguous form most cells use; a tie goes
-	// to ',' when fields are separated by ';' (how Danish and Swedish
-	// spreadsheets export), else to '.'.
-	dots, commas := 0, 0
-	for i, rr := range raw {
-		if i == 0 {
-			continue // headers
-		}
-		for _, c := range rr.cells {
+			c := core.CleanText(rec[i])
+			if keep {
+				row[i] = c
+			}
+			if rows == 1 {
+				continue // headers
+			}
+			// The decimal separator: the unambiguous form most cells use.
 			switch f, _ := classify(c); f {
 			case dotDecimal:
 				dots++
@@ -120,7 +122,13 @@ func readCSV(data []byte, lim Limits) (*Table, error) {
 				commas++
 			}
 		}
+		if keep {
+			raw = append(raw, rawRow{num: n, cells: row})
+		}
 	}
+
+	// A tie goes to ',' when fields are separated by ';' (how Danish and
+	// Swedish spreadsheets export), else to '.'.
 	dec := byte('.')
 	if commas > dots || (commas == dots && delim == ';') {
 		dec = ','
@@ -137,6 +145,8 @@ func readCSV(data []byte, lim Limits) (*Table, error) {
 			return nil, err
 		}
 	}
+	// The rows not kept count as the grid's own would have.
+	g.total, g.maxCol = rows, max(g.maxCol, widest)
 	t, err := g.table(FormatCSV, "the file")
 	if err != nil {
 		return nil, err

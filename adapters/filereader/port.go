@@ -19,13 +19,15 @@ var _ ports.FileParser = Parser{}
 
 // Parse reads a file for a preview.
 func (p Parser) Parse(filename string, data []byte, sheet string) (core.FileTable, error) {
-	t, err := Read(filename, data, sheet, p.Limits)
+	lim := p.Limits
+	lim.KeepRows = previewSample // a preview shows the first rows and counts the rest
+	t, err := Read(filename, data, sheet, lim)
 	if err != nil {
 		return core.FileTable{}, limitKind(err)
 	}
 	return core.FileTable{
 		Format: t.Format, Sheets: t.Sheets, Sheet: t.Sheet, Headers: t.Headers, Sample: t.Sample(previewSample),
-		Rows: len(t.Rows), Delimiter: t.Delimiter, DecimalSeparator: t.DecimalSeparator, Encoding: t.Encoding,
+		Rows: t.Total, Delimiter: t.Delimiter, DecimalSeparator: t.DecimalSeparator, Encoding: t.Encoding,
 	}, nil
 }
 

@@ -36,6 +36,11 @@ type Limits struct {
 	// MaxUnzipBytes bounds what an xlsx may inflate to, all parts together
 	// (default 128 MiB); its shared-string table may take a quarter of it.
 	MaxUnzipBytes int64
+	// KeepRows, when positive, keeps only the header and the first KeepRows
+	// rows below it in the Table (Total still counts them all, and every
+	// limit still applies to every row): a preview of a million-row file
+	// does not hold its million rows.
+	KeepRows int
 }
 
 // Default limits.
@@ -91,8 +96,11 @@ type Table struct {
 	// Headers are the cleaned header texts, unique: an empty header becomes
 	// "Column <letters>", a repeated one gets " (2)", " (3)" appended.
 	Headers []string `json:"headers"`
-	// Rows are the non-blank rows below the header.
+	// Rows are the non-blank rows below the header (the first KeepRows of
+	// them when the limits say so).
 	Rows []Row `json:"-"`
+	// Total counts the non-blank rows below the header, kept or not.
+	Total int `json:"rows"`
 	// Delimiter is the CSV field separator detected ("," ";" or "\t"; "|" too).
 	Delimiter string `json:"delimiter,omitempty"`
 	// DecimalSeparator is how numbers written as text separate decimals:
@@ -259,6 +267,7 @@ func limitErr(format string, args ...any) error {
 type grid struct {
 	lim    Limits
 	rows   []Row
+	total  int // non-blank rows, header included, kept or not (KeepRows)
 	cells  int
 	maxCol int
 }
@@ -277,16 +286,23 @@ func (g *grid) add(rowNum int, cells []Cell) error {
 	if n > g.lim.MaxCols {
 		return limitErr("row %d has %d columns; the limit is %d", rowNum, n, g.lim.MaxCols)
 	}
-	if len(g.rows) >= g.lim.MaxRows {
+	if g.total >= g.lim.MaxRows {
 		return limitErr("more than %d rows; the limit is %d rows (header included)", g.lim.MaxRows, g.lim.MaxRows)
 	}
 	if g.cells += n; g.cells > g.lim.MaxCells {
 		return limitErr("more than %d cells; the limit is %d", g.lim.MaxCells, g.lim.MaxCells)
 	}
 	g.maxCol = max(g.maxCol, n)
-	g.rows = append(g.rows, Row{Num: rowNum, Cells: cells[:n:n]})
+	g.total++
+	if g.keeps() {
+		g.rows = append(g.rows, Row{Num: rowNum, Cells: cells[:n:n]})
+	}
 	return nil
 }
+
+// keeps tells whether the next row is kept: with KeepRows, only the header
+// and that many rows after it.
+func (g *grid) keeps() bool { return g.lim.KeepRows <= 0 || len(g.rows) <= g.lim.KeepRows }
 
 // checkLen enforces MaxCellLen on a raw cell text.
 func (g *grid) checkLen(rowNum, col int, s string) error {
@@ -302,7 +318,7 @@ func (g *grid) table(format, where string) (*Table, error) {
 		return nil, core.Invalidf("%s has no rows: not even a header row", where)
 	}
 	head := g.rows[0]
-	t := &Table{Format: format, HeaderRow: head.Num, Rows: g.rows[1:]}
+	t := &Table{Format: format, HeaderRow: head.Num, Rows: g.rows[1:], Total: g.total - 1}
 	t.Headers = uniqueHeaders(head.Cells, g.maxCol)
 	return t, nil
 }

@@ -2,6 +2,8 @@ package filereader
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -135,5 +137,62 @@ func TestClassifyNumbers(t *testing.T) {
 		if got := clean(in); got != want {
 			t.Errorf("clean(%v) = %v, want %v", in, got, want)
 		}
+	}
+}
+
+// TestKeepRowsReadsAsTheWholeTable: a table read for a preview (KeepRows)
+// holds only its first rows, and says of the file what the whole table
+// says: the same headers (a row past the kept ones wider than the header
+// included), the same row count, the same decimal separator (decided by
+// rows past the kept ones); every limit still applies to every row.
+func TestKeepRowsReadsAsTheWholeTable(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id;name;a1a3\n")
+	for i := range 5000 {
+		switch {
+		case i < 10:
+			fmt.Fprintf(&b, "%d;n%d;1.5\n", i, i) // dots in the kept rows
+		case i == 4000:
+			fmt.Fprintf(&b, "%d;n%d;2,5;extra\n", i, i) // a fourth column, past the kept rows
+		default:
+			fmt.Fprintf(&b, "%d;n%d;2,5\n", i, i) // commas in the rest
+		}
+	}
+	csvData := []byte(b.String())
+	var rows []string
+	for i := 1; i <= 40; i++ {
+		rows = append(rows, rowXML(i, fmt.Sprint("id", i), "n:"+fmt.Sprint(i)))
+	}
+	xlsxData := buildXLSX(t, []xlsxSheet{{"S", strings.Join(rows, "")}}, nil)
+	files := []struct {
+		name string
+		data []byte
+	}{
+		{"gen.csv", csvData},
+		{"gen.xlsx", xlsxData},
+		{"br25-tabel7-2025.xlsx", shareddata.Read(t, "data", "dkbr", "br25-tabel7-2025.xlsx")},
+		{"br18-tabel7-201222.csv", shareddata.Read(t, "data", "dkbr", "br18-tabel7-201222.csv")},
+		{"lcabyg-library-biff8.xls", shareddata.Read(t, "data", "dkbr", "lcabyg-library-biff8.xls")},
+	}
+	for _, f := range files {
+		whole := mustRead(t, f.name, f.data, "", Limits{})
+		kept := mustRead(t, f.name, f.data, "", Limits{KeepRows: 10})
+		if len(kept.Rows) != min(10, len(whole.Rows)) || kept.Total != len(whole.Rows) || whole.Total != len(whole.Rows) {
+			t.Errorf("%s: kept %d rows of %d (whole: %d, total %d)", f.name, len(kept.Rows), kept.Total, len(whole.Rows), whole.Total)
+		}
+		if !reflect.DeepEqual(kept.Headers, whole.Headers) || kept.DecimalSeparator != whole.DecimalSeparator ||
+			!reflect.DeepEqual(kept.Rows, whole.Rows[:len(kept.Rows)]) || !reflect.DeepEqual(kept.Sample(10), whole.Sample(10)) {
+			t.Errorf("%s: kept %q %q, whole %q %q", f.name, kept.Headers, kept.DecimalSeparator, whole.Headers, whole.DecimalSeparator)
+		}
+	}
+	if tb := mustRead(t, "gen.csv", csvData, "", Limits{KeepRows: 10}); tb.DecimalSeparator != "mixed" || len(tb.Headers) != 4 {
+		t.Errorf("gen.csv: %q, headers %q", tb.DecimalSeparator, tb.Headers)
+	}
+	mustFail(t, "gen.csv", csvData, Limits{KeepRows: 10, MaxRows: 4000}, "more than 4000 rows")
+	mustFail(t, "gen.csv", []byte(strings.Replace(b.String(), "n4999", strings.Repeat("x", 40), 1)), Limits{KeepRows: 10, MaxCellLen: 30}, "row 5001, column B")
+	p := Parser{}
+	ft, err := p.Parse("gen.csv", csvData, "")
+	if err != nil || ft.Rows != 5000 || len(ft.Sample) != previewSample || ft.DecimalSeparator != "mixed" {
+		t.Errorf("preview: %d rows, %d sampled, %q, %v", ft.Rows, len(ft.Sample), ft.DecimalSeparator, err)
 	}
 }
