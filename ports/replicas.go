@@ -32,7 +32,16 @@ type ChangeFeed interface {
 // replica.
 type RunLocks interface {
 	// TryLock takes the named lock when it is free and reports whether it
-	// did; unlock gives it back. A lock is released by itself when its
-	// holder dies.
-	TryLock(ctx context.Context, name string) (unlock func(), ok bool, err error)
+	// did. A lock is released by itself when its holder dies.
+	TryLock(ctx context.Context, name string) (lock HeldLock, ok bool, err error)
+}
+
+// HeldLock is a lock TryLock took.
+type HeldLock struct {
+	// Unlock gives the lock back; later calls do nothing.
+	Unlock func()
+	// Lost is closed when the lock went while held (the holder's
+	// connection to the shared store broke, and the store freed it):
+	// another replica may take it now. Nil for a lock that cannot be lost.
+	Lost <-chan struct{}
 }

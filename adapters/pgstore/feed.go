@@ -194,29 +194,65 @@ func parseChange(payload string) (core.CatalogID, uint64, bool) {
 // PostgreSQL's advisory-lock key space, apart from the migration lock) on a
 // pooled connection it keeps until unlock, which releases the lock and
 // gives the connection back. When the holder dies, PostgreSQL ends its
-// session and frees the lock; so does a connection that breaks, silently
-// for the holder (the port has no way to tell it).
-func (s *Store) TryLock(ctx context.Context, name string) (func(), bool, error) {
+// session and frees the lock; so it does when the connection breaks, which
+// the holder learns from a ping of the connection every lockCheck: Lost is
+// closed then.
+func (s *Store) TryLock(ctx context.Context, name string) (ports.HeldLock, bool, error) {
 	if err := s.enter(ctx); err != nil {
-		return nil, false, err
+		return ports.HeldLock{}, false, err
 	}
 	key := "climatesearch run lock: " + name
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return nil, false, s.dbErr(ctx, "run lock "+name, err)
+		return ports.HeldLock{}, false, s.dbErr(ctx, "run lock "+name, err)
 	}
 	var ok bool
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, key).Scan(&ok); err != nil || !ok {
 		conn.Release()
-		return nil, false, s.dbErr(ctx, "run lock "+name, err)
+		return ports.HeldLock{}, false, s.dbErr(ctx, "run lock "+name, err)
 	}
 	h := &heldLock{}
-	var once sync.Once
+	var (
+		connMu sync.Mutex // the check and the unlock take turns on the connection
+		once   sync.Once
+		lost   = make(chan struct{})
+		stop   = make(chan struct{})
+	)
+	every, within := lockCheck, lockCheckTimeout
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			connMu.Lock()
+			pctx, cancel := context.WithTimeout(context.Background(), within)
+			err := conn.Ping(pctx)
+			cancel()
+			connMu.Unlock()
+			if err != nil {
+				select {
+				case <-stop: // given back meanwhile
+				default:
+					s.log.Warn("postgres run lock lost: its connection broke, so PostgreSQL freed it",
+						zap.String("lock", name), zap.Error(err))
+					close(lost)
+				}
+				return
+			}
+		}
+	}()
 	unlock := func() {
 		once.Do(func() {
+			close(stop)
 			s.locksMu.Lock()
 			delete(s.locks, h)
 			s.locksMu.Unlock()
+			connMu.Lock()
+			defer connMu.Unlock()
 			uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			var released bool
@@ -239,8 +275,15 @@ func (s *Store) TryLock(ctx context.Context, name string) (func(), bool, error) 
 	}
 	s.locks[h] = struct{}{}
 	s.locksMu.Unlock()
-	return unlock, true, nil
+	return ports.HeldLock{Unlock: unlock, Lost: lost}, true, nil
 }
+
+// lockCheck is how often a held run lock's connection is pinged, and
+// lockCheckTimeout how long a ping may take before the lock counts as lost.
+var (
+	lockCheck        = time.Second
+	lockCheckTimeout = 5 * time.Second
+)
 
 // heldLock is a run lock taken and not yet given back; Close gives back
 // those still held, since the pool waits for every acquired connection.

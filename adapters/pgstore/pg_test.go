@@ -320,8 +320,10 @@ func TestRunLocks(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.Shared(t).NewDB(t)
 	a, b := openT(t, url), openT(t, url)
+	defer func(d time.Duration) { lockCheck = d }(lockCheck)
+	lockCheck = 20 * time.Millisecond
 
-	unlock, ok, err := a.TryLock(ctx, "ingest:national")
+	held, ok, err := a.TryLock(ctx, "ingest:national")
 	if err != nil || !ok {
 		t.Fatalf("first TryLock = %v, %v", ok, err)
 	}
@@ -330,36 +332,50 @@ func TestRunLocks(t *testing.T) {
 			t.Fatalf("TryLock of a held lock by %s = %v, %v", name, ok, err)
 		}
 	}
-	u2, ok, err := b.TryLock(ctx, "ingest:dkbr")
+	h2, ok, err := b.TryLock(ctx, "ingest:dkbr")
 	if err != nil || !ok {
 		t.Fatalf("TryLock of another name = %v, %v", ok, err)
 	}
-	u2()
-	unlock()
-	unlock() // a second unlock is a no-op
+	h2.Unlock()
+	held.Unlock()
+	held.Unlock() // a second unlock is a no-op
+	time.Sleep(5 * lockCheck)
+	for _, h := range []ports.HeldLock{held, h2} {
+		select {
+		case <-h.Lost:
+			t.Fatal("a lock given back counts as lost")
+		default:
+		}
+	}
 
-	unlock, ok, err = b.TryLock(ctx, "ingest:national")
+	held, ok, err = b.TryLock(ctx, "ingest:national")
 	if err != nil || !ok {
 		t.Fatalf("TryLock after unlock = %v, %v", ok, err)
 	}
-	// The holder dies (its session ends): the lock is free again.
+	// The holder's session ends (its connection broke): the lock is free
+	// again, and the holder learns it has lost it.
 	holders := query(t, url, `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
 		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)
 	if len(holders) != 1 {
 		t.Fatalf("advisory lock holders: %v", holders)
 	}
 	query(t, url, `SELECT pg_terminate_backend($1::int)`, holders[0])
+	select {
+	case <-held.Lost:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the holder was not told its lock was lost")
+	}
 	eventually(t, "the dead holder's lock free", func() bool {
-		u, ok, err := a.TryLock(ctx, "ingest:national")
+		h, ok, err := a.TryLock(ctx, "ingest:national")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ok {
-			u()
+			h.Unlock()
 		}
 		return ok
 	})
-	unlock() // on a dead connection: no error, no lock left behind
+	held.Unlock() // on a dead connection: no error, no lock left behind
 	if n := query(t, url, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'`); n[0] != "0" {
 		t.Fatalf("%s advisory locks left", n[0])
 	}

@@ -229,7 +229,9 @@ func (feedOf) Watch(ctx context.Context, _ func(core.CatalogID, uint64)) error {
 
 type freeLocks struct{}
 
-func (freeLocks) TryLock(context.Context, string) (func(), bool, error) { return func() {}, true, nil }
+func (freeLocks) TryLock(context.Context, string) (ports.HeldLock, bool, error) {
+	return ports.HeldLock{Unlock: func() {}}, true, nil
+}
 
 // TestCatchUpOfALargeChangeIndexesItWhole: another replica's write larger
 // than syncEmbedLimit and the index chunk, caught up before this replica's

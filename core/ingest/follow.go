@@ -41,10 +41,13 @@ func (s *Service) writeLock(ctx context.Context, cat core.CatalogID) (unlock fun
 		return func() {}, nil
 	}
 	for {
-		unlock, ok, err := s.cfg.Locks.TryLock(ctx, "write:"+string(cat))
+		held, ok, err := s.cfg.Locks.TryLock(ctx, "write:"+string(cat))
 		if err != nil {
 			return nil, core.Unavailablef(err, "store unavailable")
 		}
+		// A write lock lost meanwhile is not watched: the store refuses a
+		// write diffed at a counter that moved (ports.Changes.IfCounter).
+		unlock := held.Unlock
 		if ok {
 			if err := s.catchUpLocked(ctx, cat); err != nil {
 				unlock()

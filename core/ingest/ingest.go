@@ -203,7 +203,8 @@ func (s *Service) runTaken(ctx context.Context, catalog core.CatalogID) (core.In
 		if len(srcs) == 0 {
 			return core.IngestResult{}, core.Invalidf("catalog %s has no upstream source; load it with POST /admin/resources", catalog)
 		}
-		return s.runUpstreamLocked(ctx, catalog, srcs)
+		res, err := s.runUpstreamLocked(ctx, catalog, srcs)
+		return res, lostRun(ctx, catalog, err)
 	})
 }
 
@@ -242,11 +243,13 @@ func (s *Service) runUpstream(ctx context.Context, catalog core.CatalogID) (core
 	if len(srcs) == 0 {
 		return core.IngestResult{}, core.Invalidf("catalog %s has no upstream source; load it with POST /admin/resources", catalog)
 	}
-	if err := s.begin(ctx, catalog); err != nil {
+	ctx, err := s.begin(ctx, catalog)
+	if err != nil {
 		return core.IngestResult{}, err
 	}
 	defer s.end(catalog)
-	return s.runUpstreamLocked(ctx, catalog, srcs)
+	res, err := s.runUpstreamLocked(ctx, catalog, srcs)
+	return res, lostRun(ctx, catalog, err)
 }
 
 // runUpstreamLocked is RunUpstream once the catalog's run is taken (begin).
@@ -302,27 +305,53 @@ func (s *Service) runUpstreamLocked(ctx context.Context, catalog core.CatalogID,
 }
 
 // begin takes the catalog's upstream run, in this process and, over a
-// shared store, across every replica; KindBusy when it is taken.
-func (s *Service) begin(ctx context.Context, c core.CatalogID) error {
+// shared store, across every replica; KindBusy when it is taken. The run
+// goes on under the context it returns, which is cancelled (cause
+// errRunLockLost) if the replicas' lock is lost meanwhile: another replica
+// may start the run then, and two would overlap.
+func (s *Service) begin(ctx context.Context, c core.CatalogID) (context.Context, error) {
 	busy := &core.Error{Kind: core.KindBusy, Msg: fmt.Sprintf("an ingest of %s is already running; retry when it has finished", c)}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	if s.running[c] {
-		return busy
+		return ctx, busy
 	}
-	unlock := func() {}
+	held := ports.HeldLock{Unlock: func() {}}
 	if s.cfg.Locks != nil {
-		u, ok, err := s.cfg.Locks.TryLock(ctx, "ingest:"+string(c))
+		h, ok, err := s.cfg.Locks.TryLock(ctx, "ingest:"+string(c))
 		if err != nil {
-			return core.Unavailablef(err, "store unavailable")
+			return ctx, core.Unavailablef(err, "store unavailable")
 		}
 		if !ok {
-			return busy // another replica runs it
+			return ctx, busy // another replica runs it
 		}
-		unlock = u
+		held = h
 	}
-	s.running[c], s.unlocks[c] = true, unlock
-	return nil
+	run, cancel := context.WithCancelCause(ctx)
+	if held.Lost != nil {
+		go func() {
+			select {
+			case <-held.Lost:
+				s.log.Warn("the run lock was lost while the ingest ran (the connection to the shared store broke); stopping the run", "catalog", c)
+				cancel(errRunLockLost)
+			case <-run.Done():
+			}
+		}()
+	}
+	s.running[c], s.unlocks[c] = true, func() { cancel(nil); held.Unlock() }
+	return run, nil
+}
+
+// errRunLockLost is the cause of a run's cancellation when its lock went.
+var errRunLockLost = errors.New("the upstream run's lock across replicas was lost")
+
+// lostRun names the cause of err when the run stopped because its lock
+// went (begin); any other err passes unchanged.
+func lostRun(ctx context.Context, c core.CatalogID, err error) error {
+	if err == nil || !errors.Is(context.Cause(ctx), errRunLockLost) {
+		return err
+	}
+	return core.Unavailablef(errRunLockLost, "the ingest of %s stopped: its lock across replicas was lost (the connection to the shared store broke), so another replica may run it; a change written before that is stored whole", c)
 }
 
 func (s *Service) end(c core.CatalogID) {

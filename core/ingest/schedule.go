@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -111,7 +112,8 @@ const busyRetry = time.Second
 // the lock later finds the schedule already moved and skips. It reports
 // whether another ingest of the catalog held it.
 func (s *Service) runScheduled(ctx context.Context, cat core.CatalogID) (busy bool) {
-	if err := s.begin(ctx, cat); err != nil {
+	ctx, err := s.begin(ctx, cat)
+	if err != nil {
 		if core.KindOf(err) == core.KindBusy {
 			s.log.Info("scheduled ingest skipped: an ingest of the catalog is running", "catalog", cat)
 			return true
@@ -176,7 +178,7 @@ func (s *Service) runOnce(parent context.Context, cat core.CatalogID, why string
 		run = s.runTaken
 	}
 	res, err := run(ctx, cat)
-	if parent.Err() != nil {
+	if parent.Err() != nil && !errors.Is(context.Cause(parent), errRunLockLost) {
 		return parent.Err() // shutting down: whatever happened is not an ingest failure
 	}
 	if core.KindOf(err) == core.KindBusy {
@@ -185,6 +187,7 @@ func (s *Service) runOnce(parent context.Context, cat core.CatalogID, why string
 	}
 	if err != nil {
 		s.log.Error("ingest failed", "catalog", cat, "run", why, "error", err)
+		ctx := context.WithoutCancel(ctx) // a run stopped by its lost lock still reports it
 		ev := core.NewEvent(core.EventIngestFailed, cat, s.now())
 		ev.Error = why + " ingest: " + err.Error()
 		ev.IngestOrigin, ev.Version = res.Origin, s.storedVersion(ctx, cat)
