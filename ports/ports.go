@@ -100,6 +100,20 @@ type ResourceStore interface {
 	SetIndexMark(ctx context.Context, mark string) error
 }
 
+// StateScanner is a ResourceStore that reads each resource's content hash
+// and withdrawn flag without decoding the resource: all that the vector
+// coverage of a catalog needs, over every resource of it.
+type StateScanner interface {
+	ScanStates(ctx context.Context, catalog core.CatalogID, fn func(ResourceState) error) error
+}
+
+// ResourceState is what ScanStates reads of one stored resource.
+type ResourceState struct {
+	ID        string
+	Hash      string
+	Withdrawn bool
+}
+
 // WriteCounter is a store that sees every write of its catalogs: Writes
 // moves once each write of resources, catalog metadata or vectors has
 // ended (committed, rolled back or failed), so an answer computed from a

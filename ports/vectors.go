@@ -74,3 +74,9 @@ type VectorStore interface {
 	// DropVectorsExcept deletes the vectors of every other embedder and returns how many.
 	DropVectorsExcept(ctx context.Context, embedderID string) (int, error)
 }
+
+// VectorHashScanner is a VectorStore that reads each stored vector's key
+// and content hash without its coordinates (the vector coverage).
+type VectorHashScanner interface {
+	ScanVectorHashes(ctx context.Context, embedderID string, fn func(key core.Key, hash string) error) error
+}

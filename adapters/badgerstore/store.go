@@ -37,6 +37,7 @@
 package badgerstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -595,6 +596,80 @@ func (s *Store) Scan(ctx context.Context, catalog core.CatalogID, fn func(ports.
 		}
 		return nil
 	})
+}
+
+var _ ports.StateScanner = (*Store)(nil)
+
+// ScanStates calls fn with each resource's id, content hash and withdrawn
+// flag, read from the end of its record (stateOf) instead of decoding it:
+// the vector coverage reads these of every resource. A record that does
+// not end as stateOf expects is decoded whole.
+func (s *Store) ScanStates(ctx context.Context, catalog core.CatalogID, fn func(ports.ResourceState) error) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	prefix := resCatalogPrefix(catalog)
+	return s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = prefix
+		opts.PrefetchValues = false // each value is read in place, not copied ahead
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			item := it.Item()
+			st := ports.ResourceState{ID: string(item.Key()[len(prefix):])}
+			var ok bool
+			err := item.Value(func(v []byte) error {
+				st.Hash, st.Withdrawn, ok = stateOf(v)
+				return nil
+			})
+			if err != nil {
+				return storeErr("scan "+string(catalog), err)
+			}
+			s.read(int(item.ValueSize()))
+			if !ok {
+				r, err := decode(item)
+				if err != nil {
+					return err
+				}
+				st.Hash, st.Withdrawn = r.Hash, r.Resource.Withdrawn
+			}
+			if err := fn(st); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// stateOf reads the content hash and the withdrawn flag from the end of a
+// record as json.Marshal writes it: the resource, whose last field is
+// withdrawn (omitted when false), then the hash,
+//
+//	{"resource":{…,"withdrawn":true},"hash":"…"}
+//
+// A quote inside a JSON string is escaped, so the last `},"hash":"` is the
+// record's own, and `"withdrawn":true` right before it is the resource's
+// field. ok is false for a record of another shape (a hash holding an
+// escape): decode it.
+func stateOf(v []byte) (hash string, withdrawn, ok bool) {
+	const tag = `},"hash":"`
+	if !bytes.HasSuffix(v, []byte(`"}`)) {
+		return "", false, false
+	}
+	i := bytes.LastIndex(v, []byte(tag))
+	if i < 0 {
+		return "", false, false
+	}
+	h := v[i+len(tag) : len(v)-2]
+	if bytes.IndexByte(h, '"') >= 0 || bytes.IndexByte(h, '\\') >= 0 {
+		return "", false, false
+	}
+	return string(h), bytes.HasSuffix(v[:i], []byte(`"withdrawn":true`)), true
 }
 
 // Count returns how many resources the catalog holds, iterating keys only.

@@ -148,6 +148,50 @@ func (s *Store) ScanVectors(ctx context.Context, embedderID string, fn func(port
 	})
 }
 
+var _ ports.VectorHashScanner = (*Store)(nil)
+
+// ScanVectorHashes calls fn with the key and content hash of every stored
+// vector of the embedder, leaving its coordinates undecoded.
+func (s *Store) ScanVectorHashes(ctx context.Context, embedderID string, fn func(core.Key, string) error) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	prefix := vecEmbedderPrefix(embedderID)
+	return s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = prefix
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			item := it.Item()
+			cat, id, ok := strings.Cut(string(item.Key()[len(prefix):]), "/")
+			var hash string
+			err := item.Value(func(val []byte) error {
+				n := 0
+				if len(val) > 0 {
+					n = int(val[0] &^ vecHalf)
+				}
+				if !ok || len(val) < 1+n {
+					return fmt.Errorf("badgerstore: corrupt vector record %q", item.Key())
+				}
+				hash = string(val[1 : 1+n])
+				return nil
+			})
+			if err != nil {
+				return storeErr("scan vectors", err)
+			}
+			if err := fn(core.Key{Catalog: core.CatalogID(cat), ID: id}, hash); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // DropVectorsExcept deletes every vector not of embedderID, so a model
 // change never leaves two models' vectors side by side.
 func (s *Store) DropVectorsExcept(ctx context.Context, embedderID string) (int, error) {

@@ -92,10 +92,18 @@ func (s *Service) vectorHashes(ctx context.Context) (map[core.Key]string, error)
 		return nil, nil
 	}
 	out := map[core.Key]string{}
-	err := s.vectors.ScanVectors(ctx, s.embedderID, func(v ports.StoredVector) error {
-		out[v.Key] = v.Hash
-		return nil
-	})
+	var err error
+	if hs, ok := s.vectors.(ports.VectorHashScanner); ok {
+		err = hs.ScanVectorHashes(ctx, s.embedderID, func(k core.Key, hash string) error {
+			out[k] = hash
+			return nil
+		})
+	} else {
+		err = s.vectors.ScanVectors(ctx, s.embedderID, func(v ports.StoredVector) error {
+			out[v.Key] = v.Hash
+			return nil
+		})
+	}
 	if err != nil {
 		return nil, core.Unavailablef(err, "reading stored vectors failed")
 	}
@@ -103,17 +111,33 @@ func (s *Service) vectorHashes(ctx context.Context) (map[core.Key]string, error)
 }
 
 func (s *Service) vectorState(hashes map[core.Key]string, sr ports.StoredResource) core.VectorState {
+	return s.stateOf(hashes, sr.Resource.Key(), sr.Hash)
+}
+
+func (s *Service) stateOf(hashes map[core.Key]string, k core.Key, hash string) core.VectorState {
 	if s.embedderID == "" {
 		return core.VectorNone
 	}
-	h, ok := hashes[sr.Resource.Key()]
+	h, ok := hashes[k]
 	switch {
 	case !ok:
 		return core.VectorMissing
-	case h != sr.Hash:
+	case h != hash:
 		return core.VectorStale
 	}
 	return core.VectorCurrent
+}
+
+// scanStates calls fn with the hash and withdrawn flag of every resource
+// of c: read without decoding the resources when the store can
+// (ports.StateScanner): 20 times faster (badgerstore BenchmarkScanStates).
+func (s *Service) scanStates(ctx context.Context, c core.CatalogID, fn func(ports.ResourceState) error) error {
+	if ss, ok := s.store.(ports.StateScanner); ok {
+		return ss.ScanStates(ctx, c, fn)
+	}
+	return s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
+		return fn(ports.ResourceState{ID: sr.Resource.ID, Hash: sr.Hash, Withdrawn: sr.Resource.Withdrawn})
+	})
 }
 
 // Catalogs returns the state of every catalog, in the canonical order.
@@ -187,8 +211,8 @@ func (s *Service) catalogs(ctx context.Context, vectors bool) ([]core.CatalogSta
 		if vectors {
 			st.Embedding.EmbedderID = s.embedderID
 		}
-		err = s.store.Scan(ctx, c, func(sr ports.StoredResource) error {
-			if sr.Resource.Withdrawn {
+		err = s.scanStates(ctx, c, func(rs ports.ResourceState) error {
+			if rs.Withdrawn {
 				st.Withdrawn++
 				return nil
 			}
@@ -196,7 +220,7 @@ func (s *Service) catalogs(ctx context.Context, vectors bool) ([]core.CatalogSta
 			if !vectors {
 				return nil
 			}
-			switch s.vectorState(hashes, sr) {
+			switch s.stateOf(hashes, core.Key{Catalog: c, ID: rs.ID}, rs.Hash) {
 			case core.VectorCurrent:
 				st.Embedding.Current++
 			case core.VectorStale:

@@ -221,6 +221,14 @@ func (s *scans) Scan(ctx context.Context, c core.CatalogID, fn func(ports.Stored
 	return s.Store.Scan(ctx, c, fn)
 }
 
+func (s *scans) ScanStates(ctx context.Context, c core.CatalogID, fn func(ports.ResourceState) error) error {
+	s.n.Add(1)
+	if s.gate != nil {
+		<-s.gate
+	}
+	return s.Store.ScanStates(ctx, c, fn)
+}
+
 // uncounted hides the store's write count, as a store shared by several
 // replicas has none.
 type uncounted struct {
@@ -328,11 +336,17 @@ func TestCatalogsKeptUntilAWrite(t *testing.T) {
 	}
 
 	// A store that does not count its writes is scanned every time.
+	// It also decodes every resource (no ports.StateScanner), to the same
+	// answer.
 	var n atomic.Int32
 	plain := status.New(uncounted{ResourceStore: st.Store, n: &n}, st.Store, embedder)
 	for range 2 {
-		if _, err := plain.Catalogs(ctx); err != nil {
+		cs, err := plain.Catalogs(ctx)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(cs, answers[0]) {
+			t.Fatalf("decoding every resource: %+v, reading their states: %+v", cs[0], answers[0][0])
 		}
 	}
 	if n.Load() != 4 {
