@@ -101,8 +101,9 @@ type ResourceStore interface {
 }
 
 // StateScanner is a ResourceStore that reads each resource's content hash
-// and withdrawn flag without decoding the resource: all that the vector
-// coverage of a catalog needs, over every resource of it.
+// and withdrawn flag without decoding the resource, in id order
+// (bytewise): all that the vector coverage of a catalog needs, over every
+// resource of it.
 type StateScanner interface {
 	ScanStates(ctx context.Context, catalog core.CatalogID, fn func(ResourceState) error) error
 }

@@ -75,8 +75,10 @@ type VectorStore interface {
 	DropVectorsExcept(ctx context.Context, embedderID string) (int, error)
 }
 
-// VectorHashScanner is a VectorStore that reads each stored vector's key
-// and content hash without its coordinates (the vector coverage).
+// VectorHashScanner is a VectorStore that reads the id and content hash
+// of each stored vector of a catalog without its coordinates, in id order
+// (bytewise, as ports.StateScanner reads the resources): the vector
+// coverage walks the two side by side.
 type VectorHashScanner interface {
-	ScanVectorHashes(ctx context.Context, embedderID string, fn func(key core.Key, hash string) error) error
+	ScanVectorHashes(ctx context.Context, embedderID string, catalog core.CatalogID, fn func(id, hash string) error) error
 }

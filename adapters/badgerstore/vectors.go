@@ -150,17 +150,19 @@ func (s *Store) ScanVectors(ctx context.Context, embedderID string, fn func(port
 
 var _ ports.VectorHashScanner = (*Store)(nil)
 
-// ScanVectorHashes calls fn with the key and content hash of every stored
-// vector of the embedder, leaving its coordinates undecoded.
-func (s *Store) ScanVectorHashes(ctx context.Context, embedderID string, fn func(core.Key, string) error) error {
+// ScanVectorHashes calls fn with the id and content hash of every stored
+// vector of the embedder in the catalog, in id order, leaving its
+// coordinates undecoded.
+func (s *Store) ScanVectorHashes(ctx context.Context, embedderID string, catalog core.CatalogID, fn func(id, hash string) error) error {
 	if err := s.enter(ctx); err != nil {
 		return err
 	}
 	defer s.leave()
-	prefix := vecEmbedderPrefix(embedderID)
+	prefix := append(vecEmbedderPrefix(embedderID), string(catalog)+"/"...)
 	return s.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
 		opts.Prefix = prefix
+		opts.PrefetchValues = false // each value is read in place, not copied ahead
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -168,14 +170,13 @@ func (s *Store) ScanVectorHashes(ctx context.Context, embedderID string, fn func
 				return err
 			}
 			item := it.Item()
-			cat, id, ok := strings.Cut(string(item.Key()[len(prefix):]), "/")
 			var hash string
 			err := item.Value(func(val []byte) error {
 				n := 0
 				if len(val) > 0 {
 					n = int(val[0] &^ vecHalf)
 				}
-				if !ok || len(val) < 1+n {
+				if len(val) < 1+n {
 					return fmt.Errorf("badgerstore: corrupt vector record %q", item.Key())
 				}
 				hash = string(val[1 : 1+n])
@@ -184,7 +185,7 @@ func (s *Store) ScanVectorHashes(ctx context.Context, embedderID string, fn func
 			if err != nil {
 				return storeErr("scan vectors", err)
 			}
-			if err := fn(core.Key{Catalog: core.CatalogID(cat), ID: id}, hash); err != nil {
+			if err := fn(string(item.Key()[len(prefix):]), hash); err != nil {
 				return err
 			}
 		}

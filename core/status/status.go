@@ -5,6 +5,8 @@ package status
 
 import (
 	"context"
+	"errors"
+	"iter"
 	"math"
 	"slices"
 	"sort"
@@ -92,23 +94,66 @@ func (s *Service) vectorHashes(ctx context.Context) (map[core.Key]string, error)
 		return nil, nil
 	}
 	out := map[core.Key]string{}
-	var err error
-	if hs, ok := s.vectors.(ports.VectorHashScanner); ok {
-		err = hs.ScanVectorHashes(ctx, s.embedderID, func(k core.Key, hash string) error {
-			out[k] = hash
-			return nil
-		})
-	} else {
-		err = s.vectors.ScanVectors(ctx, s.embedderID, func(v ports.StoredVector) error {
-			out[v.Key] = v.Hash
-			return nil
-		})
-	}
+	err := s.vectors.ScanVectors(ctx, s.embedderID, func(v ports.StoredVector) error {
+		out[v.Key] = v.Hash
+		return nil
+	})
 	if err != nil {
 		return nil, core.Unavailablef(err, "reading stored vectors failed")
 	}
 	return out, nil
 }
+
+// sideBySide reports whether the stores read a catalog's resource states
+// and vector hashes in the same id order, so the coverage walks the two
+// together (vectorWalk) instead of holding a map of every vector's hash
+// (about 150 MB at a million).
+func (s *Service) sideBySide() (ports.VectorHashScanner, bool) {
+	if s.embedderID == "" {
+		return nil, false
+	}
+	hs, ok := s.vectors.(ports.VectorHashScanner)
+	_, states := s.store.(ports.StateScanner)
+	return hs, ok && states
+}
+
+// vectorWalk returns the vector state of each resource of c, asked in
+// increasing id order, reading c's vector hashes as it goes; done ends the
+// read and reports its failure.
+func (s *Service) vectorWalk(ctx context.Context, c core.CatalogID, hs ports.VectorHashScanner) (state func(id, hash string) core.VectorState, done func() error) {
+	var scanErr error
+	next, stop := iter.Pull2(func(yield func(string, string) bool) {
+		scanErr = hs.ScanVectorHashes(ctx, s.embedderID, c, func(id, hash string) error {
+			if !yield(id, hash) {
+				return errWalkStopped
+			}
+			return nil
+		})
+	})
+	vid, vhash, more := next()
+	state = func(id, hash string) core.VectorState {
+		for more && vid < id {
+			vid, vhash, more = next()
+		}
+		switch {
+		case !more || vid != id:
+			return core.VectorMissing
+		case vhash != hash:
+			return core.VectorStale
+		}
+		return core.VectorCurrent
+	}
+	done = func() error {
+		stop()
+		if errors.Is(scanErr, errWalkStopped) {
+			return nil
+		}
+		return scanErr
+	}
+	return state, done
+}
+
+var errWalkStopped = errors.New("status: the vector walk ended first")
 
 func (s *Service) vectorState(hashes map[core.Key]string, sr ports.StoredResource) core.VectorState {
 	return s.stateOf(hashes, sr.Resource.Key(), sr.Hash)
@@ -173,7 +218,8 @@ func (s *Service) Overview(ctx context.Context) ([]core.CatalogStatus, error) {
 
 func (s *Service) catalogs(ctx context.Context, vectors bool) ([]core.CatalogStatus, error) {
 	var hashes map[core.Key]string
-	if vectors {
+	hs, walk := s.sideBySide()
+	if vectors && !walk {
 		var err error
 		if hashes, err = s.vectorHashes(ctx); err != nil {
 			return nil, err
@@ -208,8 +254,13 @@ func (s *Service) catalogs(ctx context.Context, vectors bool) ([]core.CatalogSta
 				continue
 			}
 		}
+		state := func(id, hash string) core.VectorState { return s.stateOf(hashes, core.Key{Catalog: c, ID: id}, hash) }
+		done := func() error { return nil }
 		if vectors {
 			st.Embedding.EmbedderID = s.embedderID
+			if walk {
+				state, done = s.vectorWalk(ctx, c, hs)
+			}
 		}
 		err = s.scanStates(ctx, c, func(rs ports.ResourceState) error {
 			if rs.Withdrawn {
@@ -220,7 +271,7 @@ func (s *Service) catalogs(ctx context.Context, vectors bool) ([]core.CatalogSta
 			if !vectors {
 				return nil
 			}
-			switch s.stateOf(hashes, core.Key{Catalog: c, ID: rs.ID}, rs.Hash) {
+			switch state(rs.ID, rs.Hash) {
 			case core.VectorCurrent:
 				st.Embedding.Current++
 			case core.VectorStale:
@@ -230,6 +281,9 @@ func (s *Service) catalogs(ctx context.Context, vectors bool) ([]core.CatalogSta
 			}
 			return nil
 		})
+		if derr := done(); err == nil && derr != nil {
+			return nil, core.Unavailablef(derr, "reading stored vectors failed")
+		}
 		if err != nil {
 			return nil, core.Unavailablef(err, "store unavailable")
 		}

@@ -353,3 +353,43 @@ func TestCatalogsKeptUntilAWrite(t *testing.T) {
 		t.Fatalf("uncounted store: %d scans, want 4", n.Load())
 	}
 }
+
+// TestCoverageWalksResourcesAndVectorsTogether: walking a catalog's
+// resources and vectors side by side (both in id order) counts what the
+// map of every vector's hash counts, whatever the ids (byte order, not
+// numeric or case order) and with vectors of ids the store does not hold.
+func TestCoverageWalksResourcesAndVectorsTogether(t *testing.T) {
+	ctx := context.Background()
+	var rs []core.Resource
+	for _, id := range []string{"#G1", "#G10", "#G2", "#G1-x", "a", "B", "ø", "Z9", "10", "9"} {
+		v := 1.0
+		rs = append(rs, core.Resource{ID: id, Catalog: core.DKBR, NameDA: "Sten " + id, Unit: "kg", A1A3: &v, Source: core.CatalogInfo(core.DKBR).Source,
+			Withdrawn: id == "Z9"})
+	}
+	st := realdata.OpenStore(t, rs)
+	hash := map[string]string{}
+	for _, r := range rs {
+		hash[r.ID] = core.ContentHash(&r)
+	}
+	var vs []ports.StoredVector
+	for id, h := range map[string]string{"#G1": hash["#G1"], "#G10": "older", "ø": hash["ø"], "9": hash["9"], "Z9": hash["Z9"],
+		"#G0": "orphan", "zzz": "orphan", "#G1-": "orphan"} {
+		vs = append(vs, ports.StoredVector{Key: core.Key{Catalog: core.DKBR, ID: id}, Hash: h, Vec: make([]float32, 320)})
+	}
+	if err := st.PutVectors(ctx, embedder, vs); err != nil {
+		t.Fatal(err)
+	}
+	walked, err := status.New(st, st, embedder).Catalogs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	mapped, err := status.New(uncounted{ResourceStore: st, n: &n}, st, embedder).Catalogs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := core.EmbeddingCoverage{EmbedderID: embedder, Total: 9, Current: 3, Stale: 1, Missing: 5}
+	if d := walked[1]; d.Live != 9 || d.Withdrawn != 1 || d.Embedding != want || !reflect.DeepEqual(walked, mapped) {
+		t.Fatalf("walked %+v, mapped %+v, want %+v", d.Embedding, mapped[1].Embedding, want)
+	}
+}
