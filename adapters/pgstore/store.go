@@ -370,6 +370,35 @@ func (s *Store) Scan(ctx context.Context, catalog core.CatalogID, fn func(ports.
 	return s.dbErr(ctx, "scan "+string(catalog), err)
 }
 
+var _ ports.StateScanner = (*Store)(nil)
+
+// ScanStates calls fn with each resource's id, content hash and withdrawn
+// flag, in id order, without sending or decoding the resources: PostgreSQL
+// reads the flag from the stored JSON.
+func (s *Store) ScanStates(ctx context.Context, catalog core.CatalogID, fn func(ports.ResourceState) error) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, hash, COALESCE((body->>'withdrawn')::boolean, false)
+		FROM resources WHERE catalog = $1 ORDER BY id`, string(catalog))
+	if err != nil {
+		return s.dbErr(ctx, "scan states of "+string(catalog), err)
+	}
+	var fnErr error
+	var st ports.ResourceState
+	_, err = pgx.ForEachRow(rows, []any{&st.ID, &st.Hash, &st.Withdrawn}, func() error {
+		if err := fn(st); err != nil {
+			fnErr = err
+			return err
+		}
+		return nil
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	return s.dbErr(ctx, "scan states of "+string(catalog), err)
+}
+
 // Count returns how many resources the catalog holds.
 func (s *Store) Count(ctx context.Context, catalog core.CatalogID) (int, error) {
 	if err := s.enter(ctx); err != nil {

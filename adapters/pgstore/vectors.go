@@ -107,6 +107,34 @@ func (s *Store) ScanVectors(ctx context.Context, embedderID string, fn func(port
 	return s.dbErr(ctx, "scan vectors", err)
 }
 
+var _ ports.VectorHashScanner = (*Store)(nil)
+
+// ScanVectorHashes calls fn with the id and content hash of every vector
+// of the embedder in the catalog, in id order (COLLATE "C": bytes), without
+// reading the vectors.
+func (s *Store) ScanVectorHashes(ctx context.Context, embedderID string, catalog core.CatalogID, fn func(id, hash string) error) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, hash FROM vectors WHERE embedder = $1 AND catalog = $2 ORDER BY id`, embedderID, string(catalog))
+	if err != nil {
+		return s.dbErr(ctx, "scan vector hashes", err)
+	}
+	var fnErr error
+	var id, hash string
+	_, err = pgx.ForEachRow(rows, []any{&id, &hash}, func() error {
+		if err := fn(id, hash); err != nil {
+			fnErr = err
+			return err
+		}
+		return nil
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	return s.dbErr(ctx, "scan vector hashes", err)
+}
+
 // DropVectorsExcept deletes every vector not of embedderID.
 func (s *Store) DropVectorsExcept(ctx context.Context, embedderID string) (int, error) {
 	var n int64

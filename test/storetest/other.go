@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -195,5 +197,54 @@ func testLedgerConcurrentSpends(t *testing.T, b Backend) {
 	wg.Wait()
 	if fresh.Load() != 1 {
 		t.Errorf("%d fresh spends of one challenge, want 1", fresh.Load())
+	}
+}
+
+// testStates: a store that reads resource states (ports.StateScanner) and
+// vector hashes (ports.VectorHashScanner) reads what Scan and ScanVectors
+// read, in the same id order (bytes), which the vector coverage walks side
+// by side.
+func testStates(t *testing.T, b Backend) {
+	ctx := context.Background()
+	st := b.Open(t)
+	defer st.Close()
+	ss, ok := st.(ports.StateScanner)
+	hs, ok2 := st.(ports.VectorHashScanner)
+	if !ok || !ok2 {
+		t.Fatalf("the store reads states: %v, vector hashes: %v", ok, ok2)
+	}
+	var puts []ports.StoredResource
+	for i, id := range []string{"#G1", "#G10", "#G2", "#G1-x", "a", "B", "ø", "Z9", "10", "9"} {
+		sr := Full(core.DKBR, id)
+		sr.Resource.Withdrawn = i%3 == 0
+		sr.Resource.NameDA = []string{`"withdrawn":true`, `x},"hash":"y`, "Sten"}[i%3]
+		sr.Hash = []string{"h", `with "quote"`, ""}[i%3]
+		puts = append(puts, sr)
+	}
+	must(t, st.Apply(ctx, core.DKBR, ports.Changes{Put: puts}))
+	must(t, st.Apply(ctx, core.National, ports.Changes{Put: []ports.StoredResource{Full(core.National, "6000000000")}}))
+	var want, got []ports.ResourceState
+	must(t, st.Scan(ctx, core.DKBR, func(sr ports.StoredResource) error {
+		want = append(want, ports.ResourceState{ID: sr.Resource.ID, Hash: sr.Hash, Withdrawn: sr.Resource.Withdrawn})
+		return nil
+	}))
+	must(t, ss.ScanStates(ctx, core.DKBR, func(s ports.ResourceState) error { got = append(got, s); return nil }))
+	if len(got) != len(puts) || !slices.Equal(got, want) {
+		t.Fatalf("states:\n%+v\nscanned:\n%+v", got, want)
+	}
+	if !slices.IsSortedFunc(got, func(a, b ports.ResourceState) int { return strings.Compare(a.ID, b.ID) }) {
+		t.Fatalf("states not in byte order: %+v", got)
+	}
+
+	vec := func(c core.CatalogID, id, hash string) ports.StoredVector {
+		return ports.StoredVector{Key: core.Key{Catalog: c, ID: id}, Hash: hash, Vec: []float32{1, 0}}
+	}
+	must(t, st.PutVectors(ctx, "e1", []ports.StoredVector{vec(core.DKBR, "ø", "h1"), vec(core.DKBR, "#G10", "h2"), vec(core.DKBR, "B", "h3"),
+		vec(core.DKBR, "#G1", ""), vec(core.National, "6000000000", "h5")}))
+	must(t, st.PutVectors(ctx, "e2", []ports.StoredVector{vec(core.DKBR, "a", "other")}))
+	var seen []string
+	must(t, hs.ScanVectorHashes(ctx, "e1", core.DKBR, func(id, hash string) error { seen = append(seen, id+"="+hash); return nil }))
+	if w := []string{"#G1=", "#G10=h2", "B=h3", "ø=h1"}; !slices.Equal(seen, w) {
+		t.Fatalf("vector hashes %q, want %q", seen, w)
 	}
 }

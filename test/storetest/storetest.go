@@ -81,6 +81,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 		{"ConsoleFlashes", testConsoleFlashes},
 		{"ReadsFollowCommits", testReadsFollowCommits},
 		{"Vectors", testVectors},
+		{"States", testStates},
 		{"Stash", testStash},
 		{"LedgerSpendsOnce", testLedgerSpendsOnce},
 		{"LedgerSurvivesReopen", testLedgerSurvivesReopen},
