@@ -82,3 +82,12 @@ type VectorStore interface {
 type VectorHashScanner interface {
 	ScanVectorHashes(ctx context.Context, embedderID string, catalog core.CatalogID, fn func(id, hash string) error) error
 }
+
+// VectorGetter is a VectorStore that reads the stored vectors of given
+// keys: a replica takes the vectors another replica computed for a change
+// it follows instead of computing them again.
+type VectorGetter interface {
+	// GetVectors returns the stored vectors of the embedder among keys,
+	// in no particular order; a key without one is left out.
+	GetVectors(ctx context.Context, embedderID string, keys []core.Key) ([]StoredVector, error)
+}

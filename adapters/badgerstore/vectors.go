@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -191,6 +192,41 @@ func (s *Store) ScanVectorHashes(ctx context.Context, embedderID string, catalog
 		}
 		return nil
 	})
+}
+
+var _ ports.VectorGetter = (*Store)(nil)
+
+// GetVectors returns the stored vectors of the embedder among keys.
+func (s *Store) GetVectors(ctx context.Context, embedderID string, keys []core.Key) ([]ports.StoredVector, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	prefix := vecEmbedderPrefix(embedderID)
+	var out []ports.StoredVector
+	err := s.db.View(func(txn *badger.Txn) error {
+		for _, k := range keys {
+			item, err := txn.Get(vecKey(embedderID, k))
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				continue
+			}
+			if err != nil {
+				return storeErr("get vectors", err)
+			}
+			var v ports.StoredVector
+			err = item.Value(func(val []byte) error {
+				var derr error
+				v, derr = decodeVec(item.Key(), val, prefix)
+				return derr
+			})
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // DropVectorsExcept deletes every vector not of embedderID, so a model

@@ -135,6 +135,43 @@ func (s *Store) ScanVectorHashes(ctx context.Context, embedderID string, catalog
 	return s.dbErr(ctx, "scan vector hashes", err)
 }
 
+var _ ports.VectorGetter = (*Store)(nil)
+
+// GetVectors returns the stored vectors of the embedder among keys.
+func (s *Store) GetVectors(ctx context.Context, embedderID string, keys []core.Key) ([]ports.StoredVector, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	cats, ids := make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		cats[i], ids[i] = string(k.Catalog), k.ID
+	}
+	rows, err := s.pool.Query(ctx, `SELECT v.catalog, v.id, v.hash, v.vec
+		FROM unnest($2::text[], $3::text[]) AS k(catalog, id)
+		JOIN vectors v ON v.embedder = $1 AND v.catalog = k.catalog AND v.id = k.id`, embedderID, cats, ids)
+	if err != nil {
+		return nil, s.dbErr(ctx, "get vectors", err)
+	}
+	var out []ports.StoredVector
+	var cat, id, hash string
+	var raw []byte
+	_, err = pgx.ForEachRow(rows, []any{&cat, &id, &hash, &raw}, func() error {
+		vec, err := decodeVec(raw)
+		if err != nil {
+			return err
+		}
+		out = append(out, ports.StoredVector{Key: core.Key{Catalog: core.CatalogID(cat), ID: id}, Hash: hash, Vec: vec})
+		return nil
+	})
+	if err != nil {
+		return nil, s.dbErr(ctx, "get vectors", err)
+	}
+	return out, nil
+}
+
 // DropVectorsExcept deletes every vector not of embedderID.
 func (s *Store) DropVectorsExcept(ctx context.Context, embedderID string) (int, error) {
 	var n int64

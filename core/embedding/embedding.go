@@ -313,6 +313,21 @@ func (s *Syncer) Update(ctx context.Context, upserted []core.Resource, removed [
 // ingest holds keys rather than resources. A key whose resource is
 // withdrawn or gone by then is skipped (its removal is the caller's).
 func (s *Syncer) UpdateKeys(ctx context.Context, keys []core.Key, removed []core.Key) (n int, err error) {
+	return s.updateKeys(ctx, keys, removed, 0)
+}
+
+// Follow is UpdateKeys for a change another replica wrote, which that
+// replica embeds too: each batch first waits up to wait for the vectors of
+// its resources' current content to be stored, and takes them (update);
+// the ones still missing are embedded here. Once a wait runs out (the
+// writer stopped, or is that far behind), the rest is embedded without
+// waiting. Without a store that reads vectors by key (ports.VectorGetter)
+// it is UpdateKeys.
+func (s *Syncer) Follow(ctx context.Context, keys []core.Key, removed []core.Key, wait time.Duration) (n int, err error) {
+	return s.updateKeys(ctx, keys, removed, wait)
+}
+
+func (s *Syncer) updateKeys(ctx context.Context, keys []core.Key, removed []core.Key, wait time.Duration) (n int, err error) {
 	if s == nil {
 		return 0, nil
 	}
@@ -327,6 +342,7 @@ func (s *Syncer) UpdateKeys(ctx context.Context, keys []core.Key, removed []core
 	if repeatedKeys(keys) {
 		workers = 1
 	}
+	var gaveUp atomic.Bool // a wait ran out: embed the rest here
 	return s.run(ctx, len(keys), workers, func(from, to int) ([]core.Resource, error) {
 		srs, err := s.store.GetMany(ctx, keys[from:to])
 		if err != nil {
@@ -338,8 +354,66 @@ func (s *Syncer) UpdateKeys(ctx context.Context, keys []core.Key, removed []core
 				rs = append(rs, sr.Resource)
 			}
 		}
+		if wait > 0 && !gaveUp.Load() {
+			if !s.awaitStored(ctx, rs, wait) {
+				gaveUp.Store(true)
+			}
+		}
 		return rs, nil
 	})
+}
+
+// storedPoll is how often a replica waiting for another's vectors looks.
+const storedPoll = 100 * time.Millisecond
+
+// awaitStored waits up to wait until the vectors of rs's current content
+// are stored, and reports whether they all were.
+func (s *Syncer) awaitStored(ctx context.Context, rs []core.Resource, wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for {
+		stored, err := s.storedCurrent(ctx, rs)
+		if err != nil || len(stored) == len(rs) {
+			return err == nil
+		}
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		t := time.NewTimer(storedPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+}
+
+// storedCurrent returns the stored vectors of rs computed from their
+// current content (nil without a store that reads vectors by key).
+func (s *Syncer) storedCurrent(ctx context.Context, rs []core.Resource) (map[core.Key][]float32, error) {
+	g, ok := s.vectors.(ports.VectorGetter)
+	if !ok || len(rs) == 0 {
+		return nil, nil
+	}
+	keys := make([]core.Key, len(rs))
+	for i := range rs {
+		keys[i] = rs[i].Key()
+	}
+	vs, err := g.GetVectors(ctx, s.embedder.ID(), keys)
+	if err != nil {
+		return nil, err
+	}
+	hash := make(map[core.Key]string, len(rs))
+	for i := range rs {
+		hash[keys[i]] = core.ContentHash(&rs[i])
+	}
+	out := make(map[core.Key][]float32, len(vs))
+	for _, v := range vs {
+		if h, ok := hash[v.Key]; ok && h == v.Hash && len(v.Vec) == ports.EmbeddingDim {
+			out[v.Key] = v.Vec
+		}
+	}
+	return out, nil
 }
 
 // enter begins an update of the index (see gate); leave ends it, noting
@@ -406,37 +480,65 @@ func (s *Syncer) run(ctx context.Context, n, workers int, batch func(from, to in
 	return done, errors.Join(errs...)
 }
 
-// update embeds, stores and indexes one batch.
+// update embeds, stores and indexes one batch. A resource whose vector of
+// its current content is stored already (another replica computed it for
+// a change this one follows) is indexed from the store, not embedded.
 func (s *Syncer) update(ctx context.Context, batch []core.Resource) (int, error) {
-	texts := make([]string, len(batch))
-	for i := range batch {
-		texts[i] = core.EmbeddingText(&batch[i])
-	}
-	vecs, err := s.embedder.EmbedDocuments(ctx, texts)
-	if err == nil && len(vecs) != len(batch) {
-		err = errors.New("embedder returned a different number of vectors than texts")
-	}
+	stored, err := s.storedCurrent(ctx, batch)
 	if err != nil {
 		return 0, err
 	}
-	rows := make([]ports.StoredVector, 0, len(batch))
+	var taken []ports.StoredVector
+	todo := batch
+	if len(stored) > 0 {
+		todo = make([]core.Resource, 0, len(batch)-len(stored))
+		for i := range batch {
+			if v, ok := stored[batch[i].Key()]; ok {
+				taken = append(taken, ports.StoredVector{Key: batch[i].Key(), Vec: v})
+				continue
+			}
+			todo = append(todo, batch[i])
+		}
+	}
+	n := 0
+	if len(taken) > 0 {
+		if n, err = s.index.UpsertMany(ctx, taken); err != nil {
+			return n, err
+		}
+	}
+	if len(todo) == 0 {
+		return n, nil
+	}
+	texts := make([]string, len(todo))
+	for i := range todo {
+		texts[i] = core.EmbeddingText(&todo[i])
+	}
+	vecs, err := s.embedder.EmbedDocuments(ctx, texts)
+	if err == nil && len(vecs) != len(todo) {
+		err = errors.New("embedder returned a different number of vectors than texts")
+	}
+	if err != nil {
+		return n, err
+	}
+	rows := make([]ports.StoredVector, 0, len(todo))
 	var none []core.Key
-	for i := range batch {
+	for i := range todo {
 		if len(vecs[i]) != ports.EmbeddingDim || zero(vecs[i]) {
 			// Nothing to embed (no text): full-text only, and a vector
 			// of an earlier version goes.
-			none = append(none, batch[i].Key())
+			none = append(none, todo[i].Key())
 			continue
 		}
-		rows = append(rows, ports.StoredVector{Key: batch[i].Key(), Hash: core.ContentHash(&batch[i]), Vec: vecs[i]})
+		rows = append(rows, ports.StoredVector{Key: todo[i].Key(), Hash: core.ContentHash(&todo[i]), Vec: vecs[i]})
 	}
 	if err := s.index.Remove(ctx, none); err != nil {
-		return 0, err
+		return n, err
 	}
 	if err := s.vectors.PutVectors(ctx, s.embedder.ID(), rows); err != nil {
-		return 0, err
+		return n, err
 	}
-	return s.index.UpsertMany(ctx, rows)
+	m, err := s.index.UpsertMany(ctx, rows)
+	return n + m, err
 }
 
 // repeatedKeys reports whether a key occurs twice.

@@ -250,7 +250,7 @@ func TestCatchUpOfALargeChangeIndexesItWhole(t *testing.T) {
 		srs = append(srs, ports.StoredResource{Resource: r, Hash: core.ContentHash(&r)})
 	}
 	vec := embedding.New(embedder.NewHash(), store, hnsw.NewCatalogIndex(ports.EmbeddingDim), store, quiet)
-	svc := ingest.New(ingest.Config{IndexChunk: 300, Feed: feedOf{srs}, Locks: freeLocks{}}, store, index, core.NewVisibility(), vec,
+	svc := ingest.New(ingest.Config{IndexChunk: 300, Feed: feedOf{srs}, Locks: freeLocks{}, FollowVectorWait: 200 * time.Millisecond}, store, index, core.NewVisibility(), vec,
 		noEvents{}, ingest.Sources{}, quiet)
 	t.Cleanup(func() { svc.Stop(); svc.Wait() })
 	if _, err := svc.Rebuild(ctx); err != nil {

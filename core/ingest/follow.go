@@ -169,10 +169,9 @@ func (s *Service) catchUpLocked(ctx context.Context, cat core.CatalogID) error {
 	s.log.InfoContext(ctx, "indexed another replica's writes", "catalog", cat, "from", s.follows[cat].seen+1, "to", upTo,
 		"upserted", len(changed), "withdrawn", len(remove))
 	s.follows[cat].seen = upTo
-	if drop {
-		s.queueVectors(cat, vectorKeys, remove)
-	} else {
-		s.updateVectors(ctx, cat, puts, changed, remove)
+	if !drop {
+		vectorKeys = keysAt(puts, changed)
 	}
+	s.followVectors(cat, vectorKeys, remove)
 	return nil
 }

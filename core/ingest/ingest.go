@@ -51,7 +51,17 @@ type Config struct {
 	// (follow.go); nil for a store of one process.
 	Feed  ports.ChangeFeed
 	Locks ports.RunLocks
+	// FollowVectorWait is how long a replica waits, per batch, for the
+	// vectors of another replica's change to be stored by that replica
+	// before it embeds them itself (followVectors); 0 means
+	// DefaultFollowVectorWait.
+	FollowVectorWait time.Duration
 }
+
+// DefaultFollowVectorWait: the writing replica embeds its change right
+// after its write (a small one before it answers), a batch of 64 in tens
+// of milliseconds offline and about a second from a remote embedder.
+const DefaultFollowVectorWait = 10 * time.Second
 
 // BootState hears how the boot ingest goes (core.Visibility does).
 type BootState interface {
@@ -111,6 +121,9 @@ var _ ports.Ingester = (*Service)(nil)
 // New returns an ingest service.
 func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, vis *core.Visibility, vectors *embedding.Syncer, events ports.EventPublisher, sources Sources, log *slog.Logger) *Service {
 	cfg.Metrics = ports.MetricsOrNone(cfg.Metrics)
+	if cfg.FollowVectorWait <= 0 {
+		cfg.FollowVectorWait = DefaultFollowVectorWait
+	}
 	if cfg.IndexChunk <= 0 {
 		cfg.IndexChunk = DefaultIndexChunk
 	}

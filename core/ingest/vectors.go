@@ -26,6 +26,9 @@ type vectorJob struct {
 	catalog core.CatalogID
 	upsert  []core.Key
 	remove  []core.Key
+	// followed: another replica wrote the change, and embeds it too
+	// (followVectors).
+	followed bool
 }
 
 // updateVectors embeds the new and changed resources of an ingest and drops
@@ -50,7 +53,7 @@ func (s *Service) updateVectors(ctx context.Context, cat core.CatalogID, puts []
 		}
 		return
 	}
-	s.queueLocked(cat, keysAt(puts, changed), remove)
+	s.queueLocked(vectorJob{catalog: cat, upsert: keysAt(puts, changed), remove: remove})
 	s.vq.mu.Unlock()
 }
 
@@ -61,14 +64,28 @@ func (s *Service) queueVectors(cat core.CatalogID, keys, remove []core.Key) {
 		return
 	}
 	s.vq.mu.Lock()
-	s.queueLocked(cat, keys, remove)
+	s.queueLocked(vectorJob{catalog: cat, upsert: keys, remove: remove})
+	s.vq.mu.Unlock()
+}
+
+// followVectors queues the vectors of a change another replica wrote. That
+// replica embeds it too, so the job waits for the vectors it stores and
+// takes them (embedding.Syncer.Follow, up to Config.FollowVectorWait per
+// batch) instead of calling the embedder again for every replica.
+func (s *Service) followVectors(cat core.CatalogID, keys, remove []core.Key) {
+	if s.vectors == nil || len(keys)+len(remove) == 0 {
+		return
+	}
+	s.vq.mu.Lock()
+	s.queueLocked(vectorJob{catalog: cat, upsert: keys, remove: remove, followed: true})
 	s.vq.mu.Unlock()
 }
 
 // queueLocked appends a job to the queue and starts its worker; s.vq.mu is
 // held.
-func (s *Service) queueLocked(cat core.CatalogID, keys, remove []core.Key) {
-	s.vq.jobs = append(s.vq.jobs, vectorJob{catalog: cat, upsert: keys, remove: remove})
+func (s *Service) queueLocked(job vectorJob) {
+	keys := job.upsert
+	s.vq.jobs = append(s.vq.jobs, job)
 	s.vectors.AddBacklog(len(keys))
 	if !s.vq.running {
 		s.vq.running = true
@@ -96,7 +113,13 @@ func (s *Service) runVectors(ctx context.Context) {
 		s.vq.mu.Unlock()
 
 		start := s.now()
-		n, err := s.vectors.UpdateKeys(ctx, job.upsert, job.remove)
+		var n int
+		var err error
+		if job.followed {
+			n, err = s.vectors.Follow(ctx, job.upsert, job.remove, s.cfg.FollowVectorWait)
+		} else {
+			n, err = s.vectors.UpdateKeys(ctx, job.upsert, job.remove)
+		}
 		s.vectors.AddBacklog(-len(job.upsert))
 		if ctx.Err() != nil {
 			// Stopping: what is left is computed by the next start

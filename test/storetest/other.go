@@ -247,4 +247,26 @@ func testStates(t *testing.T, b Backend) {
 	if w := []string{"#G1=", "#G10=h2", "B=h3", "ø=h1"}; !slices.Equal(seen, w) {
 		t.Fatalf("vector hashes %q, want %q", seen, w)
 	}
+
+	// The vectors of given keys (a replica taking another's).
+	vg, ok := st.(ports.VectorGetter)
+	if !ok {
+		t.Fatal("the store does not read vectors by key")
+	}
+	keys := []core.Key{{Catalog: core.DKBR, ID: "B"}, {Catalog: core.DKBR, ID: "a"}, {Catalog: core.National, ID: "6000000000"},
+		{Catalog: core.DKBR, ID: "missing"}, {Catalog: core.National, ID: "B"}}
+	vs, err := vg.GetVectors(ctx, "e1", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := map[core.Key]ports.StoredVector{}
+	for _, v := range vs {
+		byKey[v.Key] = v
+	}
+	if len(vs) != 2 || byKey[keys[0]].Hash != "h3" || byKey[keys[2]].Hash != "h5" || !nearly(byKey[keys[0]].Vec, []float32{1, 0}) {
+		t.Fatalf("GetVectors = %+v", vs)
+	}
+	if vs, err := vg.GetVectors(ctx, "e1", nil); err != nil || len(vs) != 0 {
+		t.Fatalf("GetVectors of no keys = %v, %v", vs, err)
+	}
 }
