@@ -573,24 +573,34 @@ func (s *Store) FindByID(ctx context.Context, id string) ([]ports.StoredResource
 // one snapshot. An error from fn stops the scan and is returned as is. fn
 // may call the store but not Close, which would wait for the scan itself.
 func (s *Store) Scan(ctx context.Context, catalog core.CatalogID, fn func(ports.StoredResource) error) error {
+	return s.each(ctx, resCatalogPrefix(catalog), true, func(item *badger.Item) error {
+		r, err := s.decode(item)
+		if err != nil {
+			return err
+		}
+		return fn(r)
+	})
+}
+
+// each calls fn with every item under prefix, in key order, from one
+// snapshot. prefetch reads values ahead of fn, for a caller that reads
+// every value whole; without it fn reads each in place.
+func (s *Store) each(ctx context.Context, prefix []byte, prefetch bool, fn func(*badger.Item) error) error {
 	if err := s.enter(ctx); err != nil {
 		return err
 	}
 	defer s.leave()
 	return s.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
-		opts.Prefix = resCatalogPrefix(catalog)
+		opts.Prefix = prefix
+		opts.PrefetchValues = prefetch
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r, err := s.decode(it.Item())
-			if err != nil {
-				return err
-			}
-			if err := fn(r); err != nil {
+			if err := fn(it.Item()); err != nil {
 				return err
 			}
 		}
@@ -605,44 +615,26 @@ var _ ports.StateScanner = (*Store)(nil)
 // the vector coverage reads these of every resource. A record that does
 // not end as stateOf expects is decoded whole.
 func (s *Store) ScanStates(ctx context.Context, catalog core.CatalogID, fn func(ports.ResourceState) error) error {
-	if err := s.enter(ctx); err != nil {
-		return err
-	}
-	defer s.leave()
 	prefix := resCatalogPrefix(catalog)
-	return s.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefix
-		opts.PrefetchValues = false // each value is read in place, not copied ahead
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			item := it.Item()
-			st := ports.ResourceState{ID: string(item.Key()[len(prefix):])}
-			var ok bool
-			err := item.Value(func(v []byte) error {
-				st.Hash, st.Withdrawn, ok = stateOf(v)
-				return nil
-			})
-			if err != nil {
-				return storeErr("scan "+string(catalog), err)
-			}
-			s.read(int(item.ValueSize()))
-			if !ok {
-				r, err := decode(item)
-				if err != nil {
-					return err
-				}
-				st.Hash, st.Withdrawn = r.Hash, r.Resource.Withdrawn
-			}
-			if err := fn(st); err != nil {
-				return err
-			}
+	return s.each(ctx, prefix, false, func(item *badger.Item) error {
+		st := ports.ResourceState{ID: string(item.Key()[len(prefix):])}
+		var ok bool
+		err := item.Value(func(v []byte) error {
+			st.Hash, st.Withdrawn, ok = stateOf(v)
+			return nil
+		})
+		if err != nil {
+			return storeErr("scan "+string(catalog), err)
 		}
-		return nil
+		s.read(int(item.ValueSize()))
+		if !ok {
+			r, err := decode(item)
+			if err != nil {
+				return err
+			}
+			st.Hash, st.Withdrawn = r.Hash, r.Resource.Withdrawn
+		}
+		return fn(st)
 	})
 }
 

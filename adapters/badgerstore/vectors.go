@@ -118,34 +118,17 @@ func (s *Store) PutVectors(ctx context.Context, embedderID string, vs []ports.St
 
 // ScanVectors calls fn for every stored vector of the embedder.
 func (s *Store) ScanVectors(ctx context.Context, embedderID string, fn func(ports.StoredVector) error) error {
-	if err := s.enter(ctx); err != nil {
-		return err
-	}
-	defer s.leave()
 	prefix := vecEmbedderPrefix(embedderID)
-	return s.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefix
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			item := it.Item()
-			val, err := item.ValueCopy(nil)
-			if err != nil {
-				return storeErr("scan vectors", err)
-			}
-			v, err := decodeVec(item.Key(), val, prefix)
-			if err != nil {
-				return err
-			}
-			if err := fn(v); err != nil {
-				return err
-			}
+	return s.each(ctx, prefix, true, func(item *badger.Item) error {
+		val, err := item.ValueCopy(nil)
+		if err != nil {
+			return storeErr("scan vectors", err)
 		}
-		return nil
+		v, err := decodeVec(item.Key(), val, prefix)
+		if err != nil {
+			return err
+		}
+		return fn(v)
 	})
 }
 
@@ -155,42 +138,24 @@ var _ ports.VectorHashScanner = (*Store)(nil)
 // vector of the embedder in the catalog, in id order, leaving its
 // coordinates undecoded.
 func (s *Store) ScanVectorHashes(ctx context.Context, embedderID string, catalog core.CatalogID, fn func(id, hash string) error) error {
-	if err := s.enter(ctx); err != nil {
-		return err
-	}
-	defer s.leave()
 	prefix := append(vecEmbedderPrefix(embedderID), string(catalog)+"/"...)
-	return s.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefix
-		opts.PrefetchValues = false // each value is read in place, not copied ahead
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			if err := ctx.Err(); err != nil {
-				return err
+	return s.each(ctx, prefix, false, func(item *badger.Item) error {
+		var hash string
+		err := item.Value(func(val []byte) error {
+			n := 0
+			if len(val) > 0 {
+				n = int(val[0] &^ vecHalf)
 			}
-			item := it.Item()
-			var hash string
-			err := item.Value(func(val []byte) error {
-				n := 0
-				if len(val) > 0 {
-					n = int(val[0] &^ vecHalf)
-				}
-				if len(val) < 1+n {
-					return fmt.Errorf("badgerstore: corrupt vector record %q", item.Key())
-				}
-				hash = string(val[1 : 1+n])
-				return nil
-			})
-			if err != nil {
-				return storeErr("scan vectors", err)
+			if len(val) < 1+n {
+				return fmt.Errorf("badgerstore: corrupt vector record %q", item.Key())
 			}
-			if err := fn(string(item.Key()[len(prefix):]), hash); err != nil {
-				return err
-			}
+			hash = string(val[1 : 1+n])
+			return nil
+		})
+		if err != nil {
+			return storeErr("scan vectors", err)
 		}
-		return nil
+		return fn(string(item.Key()[len(prefix):]), hash)
 	})
 }
 

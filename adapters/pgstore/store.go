@@ -343,22 +343,31 @@ func (s *Store) FindByID(ctx context.Context, id string) ([]ports.StoredResource
 // the scan and is returned as is. fn may call the store: the scan holds
 // one pooled connection.
 func (s *Store) Scan(ctx context.Context, catalog core.CatalogID, fn func(ports.StoredResource) error) error {
+	op := "scan " + string(catalog)
+	var body []byte
+	var hash string
+	return s.eachRow(ctx, op, []any{&body, &hash}, func() error {
+		sr, err := decodeResource(body, hash)
+		if err != nil {
+			return s.dbErr(ctx, op, err)
+		}
+		return fn(sr)
+	}, `SELECT body, hash FROM resources WHERE catalog = $1 ORDER BY id`, string(catalog))
+}
+
+// eachRow runs query and calls fn with each row scanned into dest. An
+// error of fn is returned as it is; the database's as op's (dbErr).
+func (s *Store) eachRow(ctx context.Context, op string, dest []any, fn func() error, query string, args ...any) error {
 	if err := s.enter(ctx); err != nil {
 		return err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT body, hash FROM resources WHERE catalog = $1 ORDER BY id`, string(catalog))
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
-		return s.dbErr(ctx, "scan "+string(catalog), err)
+		return s.dbErr(ctx, op, err)
 	}
 	var fnErr error
-	var body []byte
-	var hash string
-	_, err = pgx.ForEachRow(rows, []any{&body, &hash}, func() error {
-		sr, err := decodeResource(body, hash)
-		if err != nil {
-			return err
-		}
-		if err := fn(sr); err != nil {
+	_, err = pgx.ForEachRow(rows, dest, func() error {
+		if err := fn(); err != nil {
 			fnErr = err
 			return err
 		}
@@ -367,7 +376,7 @@ func (s *Store) Scan(ctx context.Context, catalog core.CatalogID, fn func(ports.
 	if fnErr != nil {
 		return fnErr
 	}
-	return s.dbErr(ctx, "scan "+string(catalog), err)
+	return s.dbErr(ctx, op, err)
 }
 
 var _ ports.StateScanner = (*Store)(nil)
@@ -376,27 +385,9 @@ var _ ports.StateScanner = (*Store)(nil)
 // flag, in id order, without sending or decoding the resources: PostgreSQL
 // reads the flag from the stored JSON.
 func (s *Store) ScanStates(ctx context.Context, catalog core.CatalogID, fn func(ports.ResourceState) error) error {
-	if err := s.enter(ctx); err != nil {
-		return err
-	}
-	rows, err := s.pool.Query(ctx, `SELECT id, hash, COALESCE((body->>'withdrawn')::boolean, false)
-		FROM resources WHERE catalog = $1 ORDER BY id`, string(catalog))
-	if err != nil {
-		return s.dbErr(ctx, "scan states of "+string(catalog), err)
-	}
-	var fnErr error
 	var st ports.ResourceState
-	_, err = pgx.ForEachRow(rows, []any{&st.ID, &st.Hash, &st.Withdrawn}, func() error {
-		if err := fn(st); err != nil {
-			fnErr = err
-			return err
-		}
-		return nil
-	})
-	if fnErr != nil {
-		return fnErr
-	}
-	return s.dbErr(ctx, "scan states of "+string(catalog), err)
+	return s.eachRow(ctx, "scan states of "+string(catalog), []any{&st.ID, &st.Hash, &st.Withdrawn}, func() error { return fn(st) },
+		`SELECT id, hash, COALESCE((body->>'withdrawn')::boolean, false) FROM resources WHERE catalog = $1 ORDER BY id`, string(catalog))
 }
 
 // Count returns how many resources the catalog holds.

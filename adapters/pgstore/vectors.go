@@ -80,31 +80,15 @@ func (s *Store) PutVectors(ctx context.Context, embedderID string, vs []ports.St
 // ScanVectors calls fn for every stored vector of the embedder, by
 // catalog then id, from one snapshot.
 func (s *Store) ScanVectors(ctx context.Context, embedderID string, fn func(ports.StoredVector) error) error {
-	if err := s.enter(ctx); err != nil {
-		return err
-	}
-	rows, err := s.pool.Query(ctx, `SELECT catalog, id, hash, vec FROM vectors WHERE embedder = $1 ORDER BY catalog, id`, embedderID)
-	if err != nil {
-		return s.dbErr(ctx, "scan vectors", err)
-	}
-	var fnErr error
 	var cat, id, hash string
 	var raw []byte
-	_, err = pgx.ForEachRow(rows, []any{&cat, &id, &hash, &raw}, func() error {
+	return s.eachRow(ctx, "scan vectors", []any{&cat, &id, &hash, &raw}, func() error {
 		vec, err := decodeVec(raw)
 		if err != nil {
-			return err
+			return s.dbErr(ctx, "scan vectors", err)
 		}
-		if err := fn(ports.StoredVector{Key: core.Key{Catalog: core.CatalogID(cat), ID: id}, Hash: hash, Vec: vec}); err != nil {
-			fnErr = err
-			return err
-		}
-		return nil
-	})
-	if fnErr != nil {
-		return fnErr
-	}
-	return s.dbErr(ctx, "scan vectors", err)
+		return fn(ports.StoredVector{Key: core.Key{Catalog: core.CatalogID(cat), ID: id}, Hash: hash, Vec: vec})
+	}, `SELECT catalog, id, hash, vec FROM vectors WHERE embedder = $1 ORDER BY catalog, id`, embedderID)
 }
 
 var _ ports.VectorHashScanner = (*Store)(nil)
@@ -113,26 +97,9 @@ var _ ports.VectorHashScanner = (*Store)(nil)
 // of the embedder in the catalog, in id order (COLLATE "C": bytes), without
 // reading the vectors.
 func (s *Store) ScanVectorHashes(ctx context.Context, embedderID string, catalog core.CatalogID, fn func(id, hash string) error) error {
-	if err := s.enter(ctx); err != nil {
-		return err
-	}
-	rows, err := s.pool.Query(ctx, `SELECT id, hash FROM vectors WHERE embedder = $1 AND catalog = $2 ORDER BY id`, embedderID, string(catalog))
-	if err != nil {
-		return s.dbErr(ctx, "scan vector hashes", err)
-	}
-	var fnErr error
 	var id, hash string
-	_, err = pgx.ForEachRow(rows, []any{&id, &hash}, func() error {
-		if err := fn(id, hash); err != nil {
-			fnErr = err
-			return err
-		}
-		return nil
-	})
-	if fnErr != nil {
-		return fnErr
-	}
-	return s.dbErr(ctx, "scan vector hashes", err)
+	return s.eachRow(ctx, "scan vector hashes", []any{&id, &hash}, func() error { return fn(id, hash) },
+		`SELECT id, hash FROM vectors WHERE embedder = $1 AND catalog = $2 ORDER BY id`, embedderID, string(catalog))
 }
 
 var _ ports.VectorGetter = (*Store)(nil)
