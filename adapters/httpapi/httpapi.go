@@ -223,7 +223,8 @@ func (a *API) recovery(c *gin.Context) {
 // limit takes minutes to arrive over a slow link, and applying a million
 // rows takes minutes more (docs/PERFORMANCE.md §12x), after which the
 // server would cut the answer of a change it stored. It runs after the
-// admin guard, so only an operator's request gets the longer bounds.
+// admin guard: with an admin token set only an operator's request gets the
+// longer bounds (without one, /admin is open to every client anyway).
 func (a *API) long(c *gin.Context) {
 	if t := a.d.AdminTimeout; t > 0 {
 		rc := http.NewResponseController(c.Writer)

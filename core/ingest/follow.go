@@ -45,15 +45,14 @@ func (s *Service) writeLock(ctx context.Context, cat core.CatalogID) (unlock fun
 		if err != nil {
 			return nil, core.Unavailablef(err, "store unavailable")
 		}
-		// A write lock lost meanwhile is not watched: the store refuses a
-		// write diffed at a counter that moved (ports.Changes.IfCounter).
-		unlock := held.Unlock
 		if ok {
+			// Its loss is not watched (held.Lost): the store refuses a
+			// write diffed at a counter that moved (ports.Changes.IfCounter).
 			if err := s.catchUpLocked(ctx, cat); err != nil {
-				unlock()
+				held.Unlock()
 				return nil, core.Unavailablef(err, "catching up with the other replicas' writes of %s failed; nothing was changed", cat)
 			}
-			return unlock, nil
+			return held.Unlock, nil
 		}
 		if !sleep(ctx, lockPoll) {
 			return nil, ctx.Err()

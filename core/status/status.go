@@ -36,7 +36,8 @@ type Service struct {
 
 	// writes, when the store (and the vector store) count their writes,
 	// keeps Catalogs' answer until they move: it scans every resource and
-	// every vector (3 s at 100,000 resources). coverage holds one scan at
+	// every vector (about 0.5 s at 100,000 resources, docs/PERFORMANCE.md
+	// section 12y). coverage holds one scan at
 	// a time, so callers polling during a long scan wait for its answer
 	// instead of each starting their own.
 	writes   []ports.WriteCounter
@@ -107,7 +108,7 @@ func (s *Service) vectorHashes(ctx context.Context) (map[core.Key]string, error)
 // sideBySide reports whether the stores read a catalog's resource states
 // and vector hashes in the same id order, so the coverage walks the two
 // together (vectorWalk) instead of holding a map of every vector's hash
-// (about 150 MB at a million).
+// (a million entries at a million resources).
 func (s *Service) sideBySide() (ports.VectorHashScanner, bool) {
 	if s.embedderID == "" {
 		return nil, false
