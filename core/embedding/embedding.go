@@ -303,8 +303,8 @@ func (s *Syncer) Update(ctx context.Context, upserted []core.Resource, removed [
 	if repeats(upserted) {
 		workers = 1
 	}
-	return s.run(ctx, len(upserted), workers, func(from, to int) ([]core.Resource, error) {
-		return upserted[from:to], nil
+	return s.run(ctx, len(upserted), workers, func(from, to int) ([]core.Resource, map[core.Key][]float32, error) {
+		return upserted[from:to], nil, nil
 	})
 }
 
@@ -343,10 +343,10 @@ func (s *Syncer) updateKeys(ctx context.Context, keys []core.Key, removed []core
 		workers = 1
 	}
 	var gaveUp atomic.Bool // a wait ran out: embed the rest here
-	return s.run(ctx, len(keys), workers, func(from, to int) ([]core.Resource, error) {
+	return s.run(ctx, len(keys), workers, func(from, to int) ([]core.Resource, map[core.Key][]float32, error) {
 		srs, err := s.store.GetMany(ctx, keys[from:to])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rs := make([]core.Resource, 0, len(srs))
 		for _, sr := range srs {
@@ -354,12 +354,14 @@ func (s *Syncer) updateKeys(ctx context.Context, keys []core.Key, removed []core
 				rs = append(rs, sr.Resource)
 			}
 		}
-		if wait > 0 && !gaveUp.Load() {
-			if !s.awaitStored(ctx, rs, wait) {
-				gaveUp.Store(true)
-			}
+		if wait == 0 || gaveUp.Load() {
+			return rs, nil, nil
 		}
-		return rs, nil
+		stored, all := s.awaitStored(ctx, rs, wait)
+		if !all {
+			gaveUp.Store(true)
+		}
+		return rs, stored, nil
 	})
 }
 
@@ -367,22 +369,29 @@ func (s *Syncer) updateKeys(ctx context.Context, keys []core.Key, removed []core
 const storedPoll = 100 * time.Millisecond
 
 // awaitStored waits up to wait until the vectors of rs's current content
-// are stored, and reports whether they all were.
-func (s *Syncer) awaitStored(ctx context.Context, rs []core.Resource, wait time.Duration) bool {
+// are stored, and returns those that are (nil when they could not be read)
+// and whether they all were.
+func (s *Syncer) awaitStored(ctx context.Context, rs []core.Resource, wait time.Duration) (map[core.Key][]float32, bool) {
+	if _, ok := s.vectors.(ports.VectorGetter); !ok {
+		return nil, false // nothing to wait for: embed here
+	}
 	deadline := time.Now().Add(wait)
 	for {
 		stored, err := s.storedCurrent(ctx, rs)
-		if err != nil || len(stored) == len(rs) {
-			return err == nil
+		if err != nil {
+			return nil, false
+		}
+		if len(stored) == len(rs) {
+			return stored, true
 		}
 		if !time.Now().Before(deadline) {
-			return false
+			return stored, false
 		}
 		t := time.NewTimer(storedPoll)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return false
+			return stored, false
 		case <-t.C:
 		}
 	}
@@ -435,9 +444,10 @@ func (s *Syncer) leave(ctx context.Context, err error) {
 }
 
 // run embeds, stores and indexes n resources in batches of batchSize,
-// batch(from, to) giving those of [from, to), on up to GOMAXPROCS workers
+// batch(from, to) giving those of [from, to) and, when it has just read
+// them, their stored current vectors (update), on up to GOMAXPROCS workers
 // (workers > 0: that many).
-func (s *Syncer) run(ctx context.Context, n, workers int, batch func(from, to int) ([]core.Resource, error)) (int, error) {
+func (s *Syncer) run(ctx context.Context, n, workers int, batch func(from, to int) ([]core.Resource, map[core.Key][]float32, error)) (int, error) {
 	batches := (n + batchSize - 1) / batchSize
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -460,10 +470,10 @@ func (s *Syncer) run(ctx context.Context, n, workers int, batch func(from, to in
 				return
 			}
 			start := b * batchSize
-			rs, err := batch(start, min(start+batchSize, n))
+			rs, stored, err := batch(start, min(start+batchSize, n))
 			k := 0
 			if err == nil && len(rs) > 0 {
-				k, err = s.update(ctx, rs)
+				k, err = s.update(ctx, rs, stored)
 			}
 			mu.Lock()
 			done += k
@@ -483,10 +493,14 @@ func (s *Syncer) run(ctx context.Context, n, workers int, batch func(from, to in
 // update embeds, stores and indexes one batch. A resource whose vector of
 // its current content is stored already (another replica computed it for
 // a change this one follows) is indexed from the store, not embedded.
-func (s *Syncer) update(ctx context.Context, batch []core.Resource) (int, error) {
-	stored, err := s.storedCurrent(ctx, batch)
-	if err != nil {
-		return 0, err
+// stored holds those vectors when the caller has just read them (a wait
+// for them, awaitStored); nil reads them here.
+func (s *Syncer) update(ctx context.Context, batch []core.Resource, stored map[core.Key][]float32) (int, error) {
+	var err error
+	if stored == nil {
+		if stored, err = s.storedCurrent(ctx, batch); err != nil {
+			return 0, err
+		}
 	}
 	var taken []ports.StoredVector
 	todo := batch

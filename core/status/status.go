@@ -79,13 +79,12 @@ func New(store ports.ResourceStore, vectors ports.VectorStore, embedderID string
 	return s
 }
 
-// writeCount sums the stores' write counts; ok is false when a store does
-// not count its writes.
-func (s *Service) writeCount() (n uint64, ok bool) {
+// writeCount sums the stores' write counts.
+func (s *Service) writeCount() (n uint64) {
 	for _, w := range s.writes {
 		n += w.Writes()
 	}
-	return n, len(s.writes) > 0
+	return n
 }
 
 // vectorHashes maps each key with a stored vector of the embedder to the
@@ -189,7 +188,7 @@ func (s *Service) scanStates(ctx context.Context, c core.CatalogID, fn func(port
 // Catalogs returns the state of every catalog, in the canonical order.
 // The answer is kept while the stores' write counts stand still.
 func (s *Service) Catalogs(ctx context.Context) ([]core.CatalogStatus, error) {
-	if _, ok := s.writeCount(); !ok {
+	if len(s.writes) == 0 { // a store that does not count its writes
 		return s.catalogs(ctx, true)
 	}
 	select {
@@ -200,7 +199,7 @@ func (s *Service) Catalogs(ctx context.Context) ([]core.CatalogStatus, error) {
 	defer func() { <-s.coverage }()
 	// Read before the scan: a write ending during it moves the count, so
 	// what the scan saw of it is not kept past the next call.
-	n, _ := s.writeCount()
+	n := s.writeCount()
 	if k := s.kept; k != nil && k.writes == n {
 		return slices.Clone(k.out), nil
 	}

@@ -18,15 +18,7 @@ work=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 go build -o "$work/climatesearch" ./cmd/climatesearch
 rows=${ROWS:-100000}
-python3 - "$work/gen.csv" "$rows" <<'PY'
-import random, sys
-random.seed(1)
-with open(sys.argv[1], 'w') as f:
-    f.write('Sorterings ID;Navn DK;Navn DE/ENG;Global Opvarmning, modul A1-A3;Deklareret enhed (FU);Masse faktor\n')
-    for i in range(int(sys.argv[2])):
-        v = ('%.3f' % random.uniform(-50, 900)).replace('.', ',')
-        f.write(f'#T{i:06d};Produkt {i} beton klasse {i%40};Product {i};{v};m3;{random.randint(100,2500)}\n')
-PY
+python3 test/perf/gencsv.py "$work/gen.csv" "$rows"
 port=${PORT:-18820} # loopback, in the range kept for this benchmark (18800-18899)
 SERVICE_ADDR=127.0.0.1:$port SERVICE_DATA_DIR=$work/data SERVICE_BOOT_INGEST=false SERVICE_INGEST_INTERVAL=0 \
   SERVICE_LOG_LEVEL=warn SERVICE_MAX_UPLOAD=$(( rows > 500000 ? 128 : 64 ))MiB SERVICE_MAX_ROWS=$(( rows > 200000 ? rows + 1 : 200000 )) \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/perf/heldback.sh: how long searches wait while a large file is
 # applied (docs/PERFORMANCE.md section 12y). It builds the binary (or takes
-# BIN), generates a ROWS-row CSV like files.sh's, applies it through
+# BIN), generates a ROWS-row CSV (gencsv.py, as files.sh), applies it through
 # POST /admin/ingest/file, and meanwhile searches every 50 ms: a new query
 # each time (never a kept answer) or, with KEPT=1, one query over and over
 # (its kept answer). Prints the apply's time and the searches' latencies.
@@ -15,15 +15,7 @@ trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
 bin=${BIN:-}
 if [ -z "$bin" ]; then go build -o "$work/climatesearch" ./cmd/climatesearch && bin=$work/climatesearch; fi
 rows=${ROWS:-100000}
-python3 - "$work/gen.csv" "$rows" <<'PY'
-import random, sys
-random.seed(1)
-with open(sys.argv[1], 'w') as f:
-    f.write('Sorterings ID;Navn DK;Navn DE/ENG;Global Opvarmning, modul A1-A3;Deklareret enhed (FU);Masse faktor\n')
-    for i in range(int(sys.argv[2])):
-        v = ('%.3f' % random.uniform(-50, 900)).replace('.', ',')
-        f.write(f'#T{i:06d};Produkt {i} beton klasse {i%40};Product {i};{v};m3;{random.randint(100,2500)}\n')
-PY
+python3 test/perf/gencsv.py "$work/gen.csv" "$rows"
 port=${PORT:-18860} # loopback
 SERVICE_ADDR=127.0.0.1:$port SERVICE_DATA_DIR=$work/data SERVICE_BOOT_INGEST=false SERVICE_INGEST_INTERVAL=0 \
   SERVICE_LOG_LEVEL=warn SERVICE_MAX_UPLOAD=128MiB SERVICE_MAX_ROWS=$(( rows > 200000 ? rows + 1 : 200000 )) "$bin" 2>"$work/log" &
