@@ -177,9 +177,14 @@ type TextIndex interface {
 	Persist(ctx context.Context) (string, error)
 }
 
-// IndexChange is a prepared change of a TextIndex. Commit makes all of it
-// searchable at once, in time proportional to the change.
+// IndexChange is a prepared change of a TextIndex. Build does the costly
+// part of committing it (writing its segments) beside searches, which do
+// not see it yet; Commit then makes all of it searchable at once, in time
+// proportional to the change (building it first if Build was not called).
+// Discard drops it, built or not, and leaves the index as it was; after a
+// failed Build the caller discards it.
 type IndexChange interface {
+	Build() error
 	Commit() error
 	Discard()
 }

@@ -63,8 +63,9 @@ type Index struct {
 	taken string
 	// empty says bluge held nothing when opened (no snapshot, or memory).
 	empty bool
-	// failed is set by a commit that failed half-way: such an index is
-	// never persisted (the next start rebuilds it).
+	// failed is set by a change that failed half-way and could not be
+	// undone: such an index is never persisted (the next start rebuilds
+	// it).
 	failed error
 
 	// ids keeps the segments' stored ids by document number (RankedPrefix).
@@ -320,15 +321,19 @@ func (x *Index) Prepare(ctx context.Context, upsert []core.Resource, remove []co
 	}
 	var docs []*bluge.Document
 	var gone []bluge.Identifier
+	var written []core.Key
 	for k, d := range dl.next {
 		switch _, touched := target[k]; {
 		case d == nil:
 			gone = append(gone, bluge.Identifier(k.String()))
 		case touched || x.lex.docs[k].hash != d.hash:
 			docs = append(docs, document(k, d))
+		default:
+			continue
 		}
+		written = append(written, k)
 	}
-	return &change{x: x, dl: dl, batches: segmentBatches(docs, gone, runtime.GOMAXPROCS(0))}, nil
+	return &change{x: x, dl: dl, batches: segmentBatches(docs, gone, runtime.GOMAXPROCS(0)), written: written}, nil
 }
 
 // minSegmentDocs is the fewest documents worth a segment of their own in a
@@ -369,13 +374,98 @@ type change struct {
 	x       *Index
 	dl      *delta
 	batches []*index.Batch // see segmentBatches
-	done    bool
+	// written are the keys whose documents the batches write or delete:
+	// what a change discarded after its build puts back (undo).
+	written []core.Key
+	// built is set by build; reader then sees the change, x.reader not yet.
+	built  bool
+	reader *bluge.Reader
+	done   bool
 }
 
-// Commit writes the batch beside searches (they read the last commit's
-// reader; on disk the batch returns once its segment is persisted), then
-// swaps the reader and updates the lexicon with searches held back for that
-// moment only, so no search pairs one with the other's old state.
+// Build writes the change's segments beside searches, which go on reading
+// the last commit's reader: the segment build, the costly part of a
+// commit, then runs before the caller's publication instead of inside it.
+// A failed build is undone; the caller then discards the change.
+func (c *change) Build() error {
+	if c.done || c.built {
+		return errors.New("blugeindex: change already built, committed or discarded")
+	}
+	return c.build()
+}
+
+// build writes the batches and takes the reader that sees them. If that
+// fails, what bluge took is undone; an index that cannot be put back is
+// marked failed (x.failed).
+func (c *change) build() error {
+	x := c.x
+	// Only Close, Persist and Resume set the writer, and they wait for
+	// writeMu, which this change holds.
+	w := x.writer
+	if w == nil {
+		return ErrClosed
+	}
+	c.built = true
+	err := writeBatches(w, c.batches)
+	c.batches = nil // bluge has copied what it keeps
+	if err == nil {
+		c.reader, err = w.Reader()
+		if err == nil {
+			return nil
+		}
+	}
+	err = fmt.Errorf("blugeindex: write batch: %w", err)
+	if uerr := c.undo(); uerr != nil {
+		x.mu.Lock()
+		x.failed = errors.Join(err, uerr) // bluge holds part of the change
+		x.mu.Unlock()
+	}
+	c.built = false // nothing left to undo or publish
+	return err
+}
+
+// undo puts back, in the writer, the documents a built change wrote or
+// deleted, as the last commit's reader holds them, so the next commit
+// does not publish any of it. The lexicon never took the change, so the
+// documents are analysed as they were indexed.
+func (c *change) undo() error {
+	x := c.x
+	if c.reader != nil {
+		_ = c.reader.Close()
+		c.reader = nil
+	}
+	target := make(map[core.Key]*core.Resource, len(c.written))
+	var indexed []core.Key
+	for _, k := range c.written {
+		if x.lex.docs[k] != nil {
+			indexed = append(indexed, k)
+		}
+	}
+	olds, err := x.sources(indexed) // from x.reader, which lacks the change
+	if err != nil {
+		return err
+	}
+	for k, r := range olds {
+		target[k] = r
+	}
+	dl, err := x.lex.prepare(target, x.sources)
+	if err != nil {
+		return err
+	}
+	b := bluge.NewBatch()
+	for _, k := range c.written {
+		if d := dl.next[k]; d != nil {
+			b.Update(bluge.Identifier(k.String()), document(k, d))
+		} else {
+			b.Delete(bluge.Identifier(k.String()))
+		}
+	}
+	return x.writer.Batch(b)
+}
+
+// Commit builds the change unless Build did, then swaps the reader and
+// updates the lexicon with searches held back for that moment only, so no
+// search pairs one with the other's old state.
 func (c *change) Commit() error {
 	if c.done {
 		return errors.New("blugeindex: change already committed or discarded")
@@ -383,27 +473,15 @@ func (c *change) Commit() error {
 	c.done = true
 	x := c.x
 	defer x.writeMu.Unlock()
-	// Only Close, Persist and Resume set the writer, and they wait for
-	// writeMu, which this change holds.
-	w := x.writer
-	if w == nil {
-		return ErrClosed
-	}
-	err := writeBatches(w, c.batches)
-	var r *bluge.Reader
-	if err == nil {
-		r, err = w.Reader()
+	if !c.built {
+		if err := c.build(); err != nil {
+			return err
+		}
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if err != nil {
-		// bluge may hold part of the change: this index no longer matches
-		// its lexicon and must not be persisted.
-		x.failed = err
-		return fmt.Errorf("blugeindex: write batch: %w", err)
-	}
 	old := x.reader
-	x.reader = r
+	x.reader = c.reader
 	x.lex.apply(c.dl)
 	_ = old.Close() // no search holds it: searches hold mu shared
 	return nil
@@ -425,11 +503,21 @@ func writeBatches(w *bluge.Writer, batches []*index.Batch) error {
 	return errors.Join(errs...)
 }
 
-// Discard drops the change.
+// Discard drops the change; a built one is undone first.
 func (c *change) Discard() {
-	if !c.done {
-		c.done = true
-		c.x.writeMu.Unlock()
+	if c.done {
+		return
+	}
+	c.done = true
+	x := c.x
+	defer x.writeMu.Unlock()
+	if !c.built {
+		return
+	}
+	if err := c.undo(); err != nil {
+		x.mu.Lock()
+		x.failed = fmt.Errorf("blugeindex: undoing a discarded change: %w", err)
+		x.mu.Unlock()
 	}
 }
 

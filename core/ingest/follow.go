@@ -150,6 +150,10 @@ func (s *Service) catchUpLocked(ctx context.Context, cat core.CatalogID) error {
 		defer s.bulk.leave()
 	}
 	change, err := s.index.Prepare(ctx, resourcesAt(puts, chunks[0].upsert), chunks[0].remove)
+	if err == nil {
+		defer change.Discard() // a no-op once committed
+		err = change.Build()   // beside searches, as in Apply
+	}
 	if err != nil {
 		return fmt.Errorf("indexing changes %d..%d: %w", s.follows[cat].seen+1, upTo, err)
 	}

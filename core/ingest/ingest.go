@@ -529,10 +529,12 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 	// is never stored without it, whatever happens next.
 	meta.Counts = counts
 	events := s.record(&meta, rel, &res, changes)
-	// The index change is prepared (analysed) first; the store write and
-	// the index commit are then published together, so no reader sees the
-	// one without the other. A failure of the index after the store was
-	// written is repaired by the next boot's rebuild: logged, not lost data.
+	// The index change is prepared (analysed) and built (its segments
+	// written, unseen by searches) first; the store write and the index
+	// commit are then published together, so no reader sees the one
+	// without the other. A store write that fails undoes the built change
+	// (Discard). A failure of the index after the store was written is
+	// repaired by the next boot's rebuild: logged, not lost data.
 	//
 	// A change larger than cfg.IndexChunk is indexed in chunks, so a 100,000-row
 	// file holds the analyses and the bluge batch of one chunk at a time
@@ -554,11 +556,19 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 	if err != nil {
 		return core.IngestResult{}, core.Unavailablef(err, "indexing %s failed; nothing was changed", cat)
 	}
+	// Undone unless committed: a store write that fails leaves the index
+	// as it was, and the undo runs after the publication, beside readers.
+	defer change.Discard()
+	// The first part's segments are written before the publication,
+	// beside searches: readers wait only for the store write and the swap
+	// (and for the later parts of a large change).
+	if err := change.Build(); err != nil {
+		return core.IngestResult{}, core.Unavailablef(err, "indexing %s failed; nothing was changed", cat)
+	}
 	drop := dropsPuts(chunks, changed)
 	var vectorKeys []core.Key
 	err = s.vis.Publish(func() error {
 		if err := s.store.Apply(ctx, cat, ports.Changes{Put: puts, Meta: &meta, Events: events, IfCounter: s.ifCounter(meta)}); err != nil {
-			change.Discard()
 			if core.KindOf(err) == core.KindInvalid {
 				// The store refuses a write larger than one transaction
 				// holds: the release is the caller's to split.
