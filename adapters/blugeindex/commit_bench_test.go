@@ -95,3 +95,44 @@ func openAt(tb testing.TB, where string) *Index {
 	}
 	return x
 }
+
+// BenchmarkPublish times what searches wait for when a change of 5,000
+// resources (their A1-A3 values changed, as a re-ingest's batch) is
+// published into an index of PUBLISH_N (default 30,000) synthetic
+// resources on disk: Build (segments written beside searches) is outside
+// the timer, Commit (the swap and the lexicon update) inside it.
+//
+//	go test -run '^$' -bench Publish -benchtime 10x -count 3 ./adapters/blugeindex/
+func BenchmarkPublish(b *testing.B) {
+	n := synth.Size(b, "PUBLISH_N", 30000)
+	rs := synthResources(b, 0, n)
+	ctx := context.Background()
+	x := openAt(b, "disk")
+	for i := 0; i < n; i += 10000 {
+		if err := x.Upsert(ctx, rs[i:min(n, i+10000)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	batch := make([]core.Resource, 5000)
+	round := 0
+	for b.Loop() {
+		b.StopTimer()
+		round++
+		for i := range batch {
+			batch[i] = rs[i].Clone()
+			v := float64(round)
+			batch[i].A1A3 = &v
+		}
+		ch, err := x.Prepare(ctx, batch, nil)
+		if err == nil {
+			err = ch.Build()
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := ch.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -203,6 +203,10 @@ type delta struct {
 	// relabel lists the languages whose label words changed.
 	langs   map[core.Lang]*langLex
 	relabel map[core.Lang]bool
+	// df, fieldDocs and fieldLen are the changes of the lexicon's term
+	// and field counts, per field of textFields (termCounts).
+	df                  []map[string]int32
+	fieldDocs, fieldLen []int64
 }
 
 // parallelAbove is the number of resources from which a change is analysed
@@ -356,7 +360,55 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource, sources func([]c
 	for i, k := range keys {
 		dl.next[k] = analyses[i]
 	}
+	dl.termCounts(keys)
 	return dl, nil
+}
+
+// termCounts sums what the change does to the documents' term and field
+// counts, one field per goroutine. It runs in prepare, beside searches,
+// rather than in apply, which searches wait for: a re-ingested document
+// mostly holds the terms it held, and a batch's documents share most of
+// their terms, so what apply adds up is a fraction of what was counted.
+func (dl *delta) termCounts(keys []core.Key) {
+	n := len(textFields)
+	dl.df, dl.fieldDocs, dl.fieldLen = make([]map[string]int32, n), make([]int64, n), make([]int64, n)
+	field := func(i int) {
+		df := map[string]int32{}
+		count := func(d *docAnalysis, sign int32) {
+			for _, tf := range d.distinct[i] {
+				df[tf.text] += sign // canonical (analyze)
+			}
+			if d.lens[i] > 0 {
+				dl.fieldDocs[i] += int64(sign)
+				dl.fieldLen[i] += int64(sign) * int64(d.lens[i])
+			}
+		}
+		for _, k := range keys {
+			if old := dl.prev[k]; old != nil {
+				count(old, -1)
+			}
+			if d := dl.next[k]; d != nil {
+				count(d, 1)
+			}
+		}
+		for t, c := range df {
+			if c == 0 {
+				delete(df, t)
+			}
+		}
+		dl.df[i] = df
+	}
+	if len(keys) < parallelAbove {
+		for i := range n {
+			field(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { field(i) })
+	}
+	wg.Wait()
 }
 
 // parallel calls fn(0..n-1), on every core when n is large enough.
@@ -504,9 +556,20 @@ func (lex *lexicon) apply(dl *delta) {
 	for lang := range dl.relabel {
 		lex.fuzzy[lang] = newFuzzyIndex(lex.labels[lang], nil)
 	}
+	for i, df := range dl.df {
+		for t, c := range df {
+			if v := lex.df[i][t] + c; v > 0 {
+				lex.df[i][t] = v
+			} else {
+				delete(lex.df[i], t)
+			}
+		}
+		lex.fieldDocs[i] += dl.fieldDocs[i]
+		lex.fieldLen[i] += dl.fieldLen[i]
+	}
 	for k, d := range dl.next {
-		if old := dl.prev[k]; old != nil {
-			lex.remove(k, old)
+		if dl.prev[k] != nil {
+			lex.remove(k)
 		}
 		if d != nil {
 			lex.add(k, d)
@@ -581,7 +644,9 @@ func addCounts[N int | int32](counts, d map[string]N) {
 	}
 }
 
-// add and remove count one document in or out of every statistic.
+// add and remove count one document in or out of the documents, the
+// catalogs, the ids and the thesaurus; its terms and field lengths are
+// counted with the whole change's (delta.termCounts).
 func (lex *lexicon) add(k core.Key, d *docAnalysis) {
 	k.ID = strings.Clone(k.ID) // not a slice of a whole file row (see own)
 	lex.docs[k] = d
@@ -589,15 +654,12 @@ func (lex *lexicon) add(k core.Key, d *docAnalysis) {
 	for _, h := range idHashes(k) {
 		lex.ids[h]++
 	}
-	lex.count(d, 1)
 	lex.compact(d)
 	lex.buf.entries = d.appendEntries(lex.buf.entries[:0])
 	lex.thes.add(k, lex.buf.entries)
 }
 
-func (lex *lexicon) remove(k core.Key, d *docAnalysis) {
-	// The rings counted the document as it was indexed: d is computed
-	// again from its resource.
+func (lex *lexicon) remove(k core.Key) {
 	if old := lex.docs[k]; old != nil {
 		lex.buf.entries = old.appendEntries(lex.buf.entries[:0])
 		lex.thes.remove(k, lex.buf.entries)
@@ -611,7 +673,6 @@ func (lex *lexicon) remove(k core.Key, d *docAnalysis) {
 			delete(lex.ids, h)
 		}
 	}
-	lex.count(d, -1)
 }
 
 // docWords are the words of a resource by language (stop words dropped,
@@ -735,27 +796,6 @@ func newLangLex(la *language, words map[string]bool, prev *langLex) *langLex {
 		}
 	}
 	return lx
-}
-
-// count adds (delta 1) or removes (-1) the terms of an analysis to the
-// document frequencies and the field statistics.
-func (lex *lexicon) count(d *docAnalysis, delta int32) {
-	for i, ts := range d.distinct {
-		for _, tf := range ts {
-			t := tf.text // canonical (analyze)
-			if n := lex.df[i][t] + delta; n > 0 {
-				lex.df[i][t] = n
-			} else {
-				delete(lex.df[i], t)
-			}
-		}
-	}
-	for i, n := range d.lens {
-		if n > 0 {
-			lex.fieldDocs[i] += int64(delta)
-			lex.fieldLen[i] += int64(delta) * int64(n)
-		}
-	}
 }
 
 // idf is BM25's inverse document frequency of a term in a field over the
