@@ -333,6 +333,7 @@ func (x *Index) Prepare(ctx context.Context, upsert []core.Resource, remove []co
 		}
 		written = append(written, k)
 	}
+	x.lex.stage(dl) // the documents hold their terms: the analyses are compacted
 	return &change{x: x, dl: dl, batches: segmentBatches(docs, gone, runtime.GOMAXPROCS(0)), written: written}, nil
 }
 

@@ -63,10 +63,13 @@ type lexicon struct {
 	// buf holds the buffers compact packs a document through; add and
 	// remove unpack its synonym entries into buf.entries too. Only a
 	// commit changes the lexicon, one document at a time (apply).
-	buf struct {
-		words, names, entries, heads []uint32
-		packed                       []byte
-	}
+	buf packBufs
+}
+
+// packBufs are the buffers compact packs a document through.
+type packBufs struct {
+	words, names, entries, heads []uint32
+	packed                       []byte
 }
 
 // docAnalysis is one resource as the index sees it. From its analysis
@@ -207,6 +210,50 @@ type delta struct {
 	// and field counts, per field of textFields (termCounts).
 	df                  []map[string]int32
 	fieldDocs, fieldLen []int64
+	// strs are the strings new to the string table that the documents
+	// of next, compacted by stage, have ids of; nil before stage.
+	strs *stagedStrs
+}
+
+// stagedStrs numbers strings for documents compacted before their change
+// is applied: the string table's own ids, and for strings it lacks ids
+// after its last, which apply then adds in the same order. The lexicon is
+// only read meanwhile: every change holds the index's write lock from
+// prepare to apply, so no other change adds strings in between.
+type stagedStrs struct {
+	lex  *lexicon
+	base int // len(lex.strOf) when staged
+	ids  map[string]uint32
+	of   []string
+	buf  packBufs
+}
+
+func (st *stagedStrs) intern(s string) uint32 {
+	if id, ok := st.lex.strs[s]; ok {
+		return id
+	}
+	id, ok := st.ids[s]
+	if !ok {
+		id = uint32(st.base + len(st.of))
+		s = strings.Clone(s)
+		st.ids[s] = id
+		st.of = append(st.of, s)
+	}
+	return id
+}
+
+// stage compacts the new analyses of a prepared change (after its bluge
+// documents were made of them), beside searches, so apply, which searches
+// wait for, has only to count them in.
+func (lex *lexicon) stage(dl *delta) {
+	st := &stagedStrs{lex: lex, base: len(lex.strOf), ids: map[string]uint32{}}
+	for _, d := range dl.next {
+		if d != nil && d.full != nil {
+			compact(d, st.intern, &st.buf)
+		}
+	}
+	st.buf = packBufs{}
+	dl.strs = st
 }
 
 // parallelAbove is the number of resources from which a change is analysed
@@ -546,6 +593,12 @@ func holdsAny(words []uint32, ids map[core.Lang]map[uint32]bool) bool {
 
 // apply makes the delta the lexicon's state.
 func (lex *lexicon) apply(dl *delta) {
+	if st := dl.strs; st != nil {
+		for _, s := range st.of { // numbered from st.base == len(lex.strOf)
+			lex.strs[s] = uint32(len(lex.strOf))
+			lex.strOf = append(lex.strOf, s)
+		}
+	}
 	maps.Copy(lex.langs, dl.langs)
 	for lang, d := range dl.words {
 		addCounts(lex.words[lang], d)
@@ -594,9 +647,10 @@ func (lex *lexicon) intern(s string) uint32 {
 func (lex *lexicon) canonical(s string) string { return lex.strOf[lex.intern(s)] }
 
 // compact turns an analysis just indexed into what an indexed document
-// keeps (see docAnalysis).
-func (lex *lexicon) compact(d *docAnalysis) {
-	words, names := lex.buf.words[:0], lex.buf.names[:0]
+// keeps (see docAnalysis), its strings numbered by intern, packed through
+// buf.
+func compact(d *docAnalysis, intern func(string) uint32, buf *packBufs) {
+	words, names := buf.words[:0], buf.names[:0]
 	for li, la := range languages {
 		ws := d.docWords.words[la.lang]
 		if len(ws) == 0 {
@@ -605,32 +659,32 @@ func (lex *lexicon) compact(d *docAnalysis) {
 		words = append(words, uint32(li), uint32(len(ws)))
 		at := len(words)
 		for _, w := range ws {
-			words = append(words, lex.intern(w))
+			words = append(words, intern(w))
 		}
 		slices.Sort(words[at:])
 	}
 	for _, tn := range d.nameUnits { // of languages, never exact: in analysed
 		at := len(names)
 		names = append(names, uint32(langIndex(tn.lang)), 0)
-		names = lex.flatNames(names, tn.units)
+		names = flatNames(names, tn.units, intern)
 		names[at+1] = uint32(len(names) - at - 2)
 	}
-	entries, heads := lex.buf.entries[:0], lex.buf.heads[:0]
+	entries, heads := buf.entries[:0], buf.heads[:0]
 	if len(d.synonyms) > 0 {
 		for _, e := range d.synonyms {
-			entries = append(entries, lex.intern(entryKey(e.lang, e.phrase)))
+			entries = append(entries, intern(entryKey(e.lang, e.phrase)))
 		}
 		slices.Sort(entries) // an entry listed twice counts once
 		entries = slices.Compact(entries)
 		for _, h := range d.headTerms {
 			heads = append(heads, uint32(langIndex(h.lang)), uint32(len(h.terms)))
 			for _, term := range h.terms {
-				heads = append(heads, lex.intern(term))
+				heads = append(heads, intern(term))
 			}
 		}
 	}
-	d.kept, lex.buf.packed = packKept(words, names, entries, heads, lex.buf.packed)
-	lex.buf.words, lex.buf.names, lex.buf.entries, lex.buf.heads = words, names, entries, heads
+	d.kept, buf.packed = packKept(words, names, entries, heads, buf.packed)
+	buf.words, buf.names, buf.entries, buf.heads = words, names, entries, heads
 	d.full = nil
 }
 
@@ -654,7 +708,9 @@ func (lex *lexicon) add(k core.Key, d *docAnalysis) {
 	for _, h := range idHashes(k) {
 		lex.ids[h]++
 	}
-	lex.compact(d)
+	if d.full != nil { // not staged
+		compact(d, lex.intern, &lex.buf)
+	}
 	lex.buf.entries = d.appendEntries(lex.buf.entries[:0])
 	lex.thes.add(k, lex.buf.entries)
 }

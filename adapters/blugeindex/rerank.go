@@ -70,11 +70,11 @@ func nameUnits(ts []term) []nameUnit {
 // for every candidate (tens of thousands per hybrid search at a million
 // resources), so they are walked without strings, maps or pointers, and
 // take a third of the memory of nameUnit values.
-func (lex *lexicon) flatNames(out []uint32, units []nameUnit) []uint32 {
+func flatNames(out []uint32, units []nameUnit, intern func(string) uint32) []uint32 {
 	for _, u := range units {
-		out = append(out, lex.intern(u.head), uint32(len(u.parts)))
+		out = append(out, intern(u.head), uint32(len(u.parts)))
 		for _, p := range u.parts {
-			out = append(out, lex.intern(p))
+			out = append(out, intern(p))
 		}
 	}
 	return out
