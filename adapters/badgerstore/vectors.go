@@ -62,19 +62,15 @@ func encodeVec(v ports.StoredVector) ([]byte, error) {
 func decodeVec(key, val []byte, prefix []byte) (ports.StoredVector, error) {
 	rest := string(bytes.TrimPrefix(key, prefix))
 	cat, id, ok := strings.Cut(rest, "/")
-	if !ok || len(val) < 1 {
-		return ports.StoredVector{}, fmt.Errorf("badgerstore: corrupt vector record %q", key)
-	}
-	half := val[0]&vecHalf != 0
-	n, width := int(val[0]), 4
+	hash, raw, half, okVal := splitVec(val)
+	width := 4
 	if half {
-		n, width = int(val[0]&^vecHalf), 2
+		width = 2
 	}
-	if len(val) < 1+n || (len(val)-1-n)%width != 0 {
+	if !ok || !okVal || len(raw)%width != 0 {
 		return ports.StoredVector{}, fmt.Errorf("badgerstore: corrupt vector record %q", key)
 	}
-	out := ports.StoredVector{Key: core.Key{Catalog: core.CatalogID(cat), ID: id}, Hash: string(val[1 : 1+n])}
-	raw := val[1+n:]
+	out := ports.StoredVector{Key: core.Key{Catalog: core.CatalogID(cat), ID: id}, Hash: string(hash)}
 	out.Vec = make([]float32, len(raw)/width)
 	for i := range out.Vec {
 		if half {
@@ -84,6 +80,20 @@ func decodeVec(key, val []byte, prefix []byte) (ports.StoredVector, error) {
 		}
 	}
 	return out, nil
+}
+
+// splitVec splits a vector record into its content hash and its raw
+// coordinates, binary16 when half; ok is false when it is too short.
+func splitVec(val []byte) (hash, raw []byte, half, ok bool) {
+	if len(val) < 1 {
+		return nil, nil, false, false
+	}
+	half = val[0]&vecHalf != 0
+	n := int(val[0] &^ vecHalf)
+	if len(val) < 1+n {
+		return nil, nil, false, false
+	}
+	return val[1 : 1+n], val[1+n:], half, true
 }
 
 // PutVectors stores vectors of one embedder, replacing earlier ones of the same keys.
@@ -142,14 +152,11 @@ func (s *Store) ScanVectorHashes(ctx context.Context, embedderID string, catalog
 	return s.each(ctx, prefix, false, func(item *badger.Item) error {
 		var hash string
 		err := item.Value(func(val []byte) error {
-			n := 0
-			if len(val) > 0 {
-				n = int(val[0] &^ vecHalf)
-			}
-			if len(val) < 1+n {
+			h, _, _, ok := splitVec(val)
+			if !ok {
 				return fmt.Errorf("badgerstore: corrupt vector record %q", item.Key())
 			}
-			hash = string(val[1 : 1+n])
+			hash = string(h)
 			return nil
 		})
 		if err != nil {

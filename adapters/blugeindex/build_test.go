@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
 )
 
 // buildChange is a change of the real catalog touching all three kinds of
@@ -29,24 +30,30 @@ func buildChange(rs []core.Resource) (upsert []core.Resource, removed core.Key, 
 	return []core.Resource{renamed, added}, removed, append(after, added)
 }
 
-// TestBuiltChangeIsSeenOnlyAfterCommit: a built change's segments are in
-// bluge's writer, yet searches keep answering from the last commit until
-// the change commits; then they answer as an index of the new catalog.
-func TestBuiltChangeIsSeenOnlyAfterCommit(t *testing.T) {
-	ctx := context.Background()
-	golden := loadGolden(t)
-	rs := loadCatalog(t)
-	x := newIndex(t, rs)
-	before := answers(t, x, golden)
-	upsert, removed, after := buildChange(rs)
-
-	ch, err := x.Prepare(ctx, upsert, []core.Key{removed})
+// built prepares and builds the change of upsert and removed.
+func built(t *testing.T, x *Index, upsert []core.Resource, removed core.Key) ports.IndexChange {
+	t.Helper()
+	ch, err := x.Prepare(context.Background(), upsert, []core.Key{removed})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := ch.Build(); err != nil {
 		t.Fatal(err)
 	}
+	return ch
+}
+
+// TestBuiltChangeIsSeenOnlyAfterCommit: a built change's segments are in
+// bluge's writer, yet searches keep answering from the last commit until
+// the change commits; then they answer as an index of the new catalog.
+func TestBuiltChangeIsSeenOnlyAfterCommit(t *testing.T) {
+	golden := loadGolden(t)
+	rs := loadCatalog(t)
+	x := newIndex(t, rs)
+	before := answers(t, x, golden)
+	upsert, removed, after := buildChange(rs)
+
+	ch := built(t, x, upsert, removed)
 	if got := answers(t, x, golden); !slices.Equal(got, before) {
 		t.Errorf("searches see a built change before its commit:\n got %q\nwant %q", got, before)
 	}
@@ -82,13 +89,7 @@ func TestDiscardedBuildLeavesNoTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	upsert, removed, _ := buildChange(rs)
-	ch, err := x.Prepare(ctx, upsert, []core.Key{removed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ch.Build(); err != nil {
-		t.Fatal(err)
-	}
+	ch := built(t, x, upsert, removed)
 	ch.Discard()
 	ch.Discard() // twice is harmless
 	if err := ch.Commit(); err == nil {

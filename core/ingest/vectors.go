@@ -60,12 +60,7 @@ func (s *Service) updateVectors(ctx context.Context, cat core.CatalogID, puts []
 // queueVectors queues the vectors of a change in the background: what
 // updateVectors does with a large change, given its keys.
 func (s *Service) queueVectors(cat core.CatalogID, keys, remove []core.Key) {
-	if s.vectors == nil || len(keys)+len(remove) == 0 {
-		return
-	}
-	s.vq.mu.Lock()
-	s.queueLocked(vectorJob{catalog: cat, upsert: keys, remove: remove})
-	s.vq.mu.Unlock()
+	s.queue(vectorJob{catalog: cat, upsert: keys, remove: remove})
 }
 
 // followVectors queues the vectors of a change another replica wrote. That
@@ -73,20 +68,24 @@ func (s *Service) queueVectors(cat core.CatalogID, keys, remove []core.Key) {
 // takes them (embedding.Syncer.Follow, up to Config.FollowVectorWait per
 // batch) instead of calling the embedder again for every replica.
 func (s *Service) followVectors(cat core.CatalogID, keys, remove []core.Key) {
-	if s.vectors == nil || len(keys)+len(remove) == 0 {
+	s.queue(vectorJob{catalog: cat, upsert: keys, remove: remove, followed: true})
+}
+
+// queue queues a job that has something to do.
+func (s *Service) queue(job vectorJob) {
+	if s.vectors == nil || len(job.upsert)+len(job.remove) == 0 {
 		return
 	}
 	s.vq.mu.Lock()
-	s.queueLocked(vectorJob{catalog: cat, upsert: keys, remove: remove, followed: true})
+	s.queueLocked(job)
 	s.vq.mu.Unlock()
 }
 
 // queueLocked appends a job to the queue and starts its worker; s.vq.mu is
 // held.
 func (s *Service) queueLocked(job vectorJob) {
-	keys := job.upsert
 	s.vq.jobs = append(s.vq.jobs, job)
-	s.vectors.AddBacklog(len(keys))
+	s.vectors.AddBacklog(len(job.upsert))
 	if !s.vq.running {
 		s.vq.running = true
 		s.wg.Add(1)

@@ -155,10 +155,6 @@ func (s *Service) vectorWalk(ctx context.Context, c core.CatalogID, hs ports.Vec
 
 var errWalkStopped = errors.New("status: the vector walk ended first")
 
-func (s *Service) vectorState(hashes map[core.Key]string, sr ports.StoredResource) core.VectorState {
-	return s.stateOf(hashes, sr.Resource.Key(), sr.Hash)
-}
-
 func (s *Service) stateOf(hashes map[core.Key]string, k core.Key, hash string) core.VectorState {
 	if s.embedderID == "" {
 		return core.VectorNone
@@ -345,7 +341,7 @@ func (s *Service) Browse(ctx context.Context, f core.ResourceFilter) (core.Resou
 			case text != "" && !matchesText(r, text):
 				return nil
 			}
-			state := s.vectorState(hashes, sr)
+			state := s.stateOf(hashes, sr.Resource.Key(), sr.Hash)
 			if f.MissingVector && (r.Withdrawn || state == core.VectorCurrent) {
 				return nil
 			}
