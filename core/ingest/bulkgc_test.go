@@ -42,7 +42,7 @@ func TestBulkChangeLowersGOGCWhileApplied(t *testing.T) {
 	ctx := context.Background()
 	store, index := storeAndIndex(t)
 	w := &gcWatch{TextIndex: index}
-	svc := ingest.New(ingest.Config{IndexChunk: 10, BulkGCPercent: 37}, store, w, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
+	svc := ingest.New(ingest.Config{IndexChunk: 10, BatchChunk: -1, BulkGCPercent: 37}, store, w, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
 	release := func(version string, n int) core.Release {
 		rel := core.Release{Catalog: core.DKBR, Origin: core.OriginFile, Version: version}
 		for i := range n {
@@ -67,7 +67,7 @@ func TestBulkChangeLowersGOGCWhileApplied(t *testing.T) {
 	}
 	debug.SetGCPercent(20) // as GOGC=20 in the environment
 	store, w.TextIndex = storeAndIndex(t)
-	svc = ingest.New(ingest.Config{IndexChunk: 10, BulkGCPercent: 37}, store, w, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
+	svc = ingest.New(ingest.Config{IndexChunk: 10, BatchChunk: -1, BulkGCPercent: 37}, store, w, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
 	if seen := apply(release("lower", 25)); fmt.Sprint(seen) != "[20 20 20]" || gcPercent() != 20 {
 		t.Fatalf("GOGC 20: %v while applied, %d after; want [20 20 20], 20", seen, gcPercent())
 	}
@@ -85,7 +85,7 @@ func TestBulkGCOverlappingChanges(t *testing.T) {
 	w := &blockingWatch{gcWatch: gcWatch{TextIndex: index}, block: func() {
 		once.Do(func() { close(first); <-release })
 	}}
-	svc := ingest.New(ingest.Config{IndexChunk: 10, BulkGCPercent: 37}, store, w, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
+	svc := ingest.New(ingest.Config{IndexChunk: 10, BatchChunk: -1, BulkGCPercent: 37}, store, w, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
 	rel := func(c core.CatalogID, n int) core.Release {
 		r := core.Release{Catalog: c, Origin: core.OriginFile, Version: "v"}
 		for i := range n {

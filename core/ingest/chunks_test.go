@@ -31,7 +31,7 @@ func TestLargeChangeIndexedInChunksAppearsWhole(t *testing.T) {
 	ctx := context.Background()
 	store, index := storeAndIndex(t)
 	vis := core.NewVisibility()
-	svc := ingest.New(ingest.Config{IndexChunk: 7}, store, index, vis, nil, noEvents{}, ingest.Sources{},
+	svc := ingest.New(ingest.Config{IndexChunk: 7, BatchChunk: -1}, store, index, vis, nil, noEvents{}, ingest.Sources{},
 		quiet)
 
 	const n = 50
@@ -152,7 +152,7 @@ func TestLargeFileAppliedAsBefore(t *testing.T) {
 	apply := func(viaFile bool) run {
 		store, index := storeAndIndex(t)
 		vec := embedding.New(embedder.NewHash(), store, hnsw.NewCatalogIndex(ports.EmbeddingDim), store, quiet)
-		svc := ingest.New(ingest.Config{IndexChunk: 300}, store, index, core.NewVisibility(), vec, noEvents{}, ingest.Sources{}, quiet)
+		svc := ingest.New(ingest.Config{IndexChunk: 300, BatchChunk: -1}, store, index, core.NewVisibility(), vec, noEvents{}, ingest.Sources{}, quiet)
 		t.Cleanup(func() { svc.Stop(); svc.Wait() })
 		var res core.IngestResult
 		if viaFile {
@@ -250,7 +250,7 @@ func TestCatchUpOfALargeChangeIndexesItWhole(t *testing.T) {
 		srs = append(srs, ports.StoredResource{Resource: r, Hash: core.ContentHash(&r)})
 	}
 	vec := embedding.New(embedder.NewHash(), store, hnsw.NewCatalogIndex(ports.EmbeddingDim), store, quiet)
-	svc := ingest.New(ingest.Config{IndexChunk: 300, Feed: feedOf{srs}, Locks: freeLocks{}, FollowVectorWait: 200 * time.Millisecond}, store, index, core.NewVisibility(), vec,
+	svc := ingest.New(ingest.Config{IndexChunk: 300, BatchChunk: -1, Feed: feedOf{srs}, Locks: freeLocks{}, FollowVectorWait: 200 * time.Millisecond}, store, index, core.NewVisibility(), vec,
 		noEvents{}, ingest.Sources{}, quiet)
 	t.Cleanup(func() { svc.Stop(); svc.Wait() })
 	if _, err := svc.Rebuild(ctx); err != nil {
@@ -335,7 +335,7 @@ func TestFileDiffedAsItIsMapped(t *testing.T) {
 	ctx := context.Background()
 	store, index := storeAndIndex(t)
 	counted := &countingReads{Store: store}
-	svc := ingest.New(ingest.Config{IndexChunk: 50}, counted, index, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
+	svc := ingest.New(ingest.Config{IndexChunk: 50, BatchChunk: -1}, counted, index, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
 	var handed []int64 // the store reads done when each chunk was handed over
 	files := ingest.NewFiles(svc, handing{handed: func() { handed = append(handed, counted.reads.Load()) }}, nil)
 	const n = 500
@@ -443,7 +443,7 @@ func TestCountsKeptByEveryIngest(t *testing.T) {
 	ctx := context.Background()
 	store, index := storeAndIndex(t)
 	counted := &scans{Store: store}
-	svc := ingest.New(ingest.Config{IndexChunk: 50}, counted, index, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
+	svc := ingest.New(ingest.Config{IndexChunk: 50, BatchChunk: -1}, counted, index, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
 	files := ingest.NewFiles(svc, filereader.Parser{}, nil)
 	resource := func(id, name string, withdrawn bool) core.Resource {
 		v := 1.0

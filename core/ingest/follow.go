@@ -144,7 +144,7 @@ func (s *Service) catchUpLocked(ctx context.Context, cat core.CatalogID) error {
 	if upTo <= s.follows[cat].seen {
 		return nil
 	}
-	chunks := indexChunks(changed, remove, s.cfg.IndexChunk)
+	chunks := indexChunks(changed, remove, s.indexChunk(len(changed)+len(remove)))
 	if len(chunks) > 1 {
 		s.bulk.enter()
 		defer s.bulk.leave()

@@ -43,6 +43,11 @@ type Config struct {
 	// IndexChunk is the most resources one index change holds (see
 	// indexChunks); 0 means DefaultIndexChunk.
 	IndexChunk int
+	// BatchChunk: a release of at most BatchChunk resources (a batch, or
+	// an upstream release that small) is one index change, however large
+	// IndexChunk is (see indexChunk); 0 means core.MaxBatchResources, and
+	// a negative value none (every release in parts of IndexChunk).
+	BatchChunk int
 	// BulkGCPercent is the garbage collector's target (GOGC) while a
 	// change of more than one index chunk is applied (bulkGC); 0 leaves
 	// the process's own.
@@ -126,6 +131,9 @@ func New(cfg Config, store ports.ResourceStore, index ports.TextIndex, vis *core
 	}
 	if cfg.IndexChunk <= 0 {
 		cfg.IndexChunk = DefaultIndexChunk
+	}
+	if cfg.BatchChunk == 0 {
+		cfg.BatchChunk = core.MaxBatchResources
 	}
 	s := &Service{
 		cfg: cfg, store: store, index: index, vis: vis, vectors: vectors, events: events, sources: sources, log: log,
@@ -536,18 +544,19 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 	// (Discard). A failure of the index after the store was written is
 	// repaired by the next boot's rebuild: logged, not lost data.
 	//
-	// A change larger than cfg.IndexChunk is indexed in chunks, so a 100,000-row
-	// file holds the analyses and the bluge batch of one chunk at a time
-	// rather than of the whole file: the first chunk is prepared here,
-	// beside running searches, the others after the store write, inside the
-	// publication (readers wait for them, as they wait for the commit; the
-	// change still appears whole and at once).
+	// A change larger than its index chunk (indexChunk: cfg.IndexChunk,
+	// but a whole batch) is indexed in chunks, so a 100,000-row file holds
+	// the analyses and the bluge batch of one chunk at a time rather than
+	// of the whole file: the first chunk is prepared here, beside running
+	// searches, the others after the store write, inside the publication
+	// (readers wait for them, as they wait for the commit; the change
+	// still appears whole and at once).
 	//
 	// Once the store holds the change, a large one lets go of its records
 	// (puts) before the other chunks are indexed: each chunk's resources
 	// are moved into a slice of their own, freed when the index has taken
 	// it, and the vectors' queue gets the keys (see dropsPuts).
-	chunks := indexChunks(changed, toRemove, s.cfg.IndexChunk)
+	chunks := indexChunks(changed, toRemove, s.indexChunk(size))
 	if len(chunks) > 1 && !bulk { // a few resources that withdraw thousands, too
 		s.bulk.enter()
 		defer s.bulk.leave()
@@ -665,6 +674,22 @@ func (s *Service) applied(ctx context.Context, res core.IngestResult, events []c
 		s.publish(ctx, ev) // already stored: this schedules the delivery
 	}
 	return res
+}
+
+// indexChunk is the most resources one index change of a release of size
+// resources holds. A release of at most cfg.BatchChunk resources (by
+// default one batch: core.MaxBatchResources, the most a POST
+// /admin/resources takes) is one change: all of it is prepared and built
+// before the publication, beside searches, which then wait only for the
+// store write and the swap. In parts of 5,000 a batch of 10,000 had its
+// second half analysed and its segments built inside the publication
+// (docs/PERFORMANCE.md 12za). Files (size -1) and larger releases are
+// indexed in parts of cfg.IndexChunk, which bounds their memory.
+func (s *Service) indexChunk(size int) int {
+	if size >= 0 && size <= s.cfg.BatchChunk {
+		return max(s.cfg.IndexChunk, s.cfg.BatchChunk)
+	}
+	return s.cfg.IndexChunk
 }
 
 // DefaultIndexChunk is the most resources one index change holds: each
