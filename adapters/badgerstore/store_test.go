@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -186,5 +187,52 @@ func TestFloat32VectorRecordsAreRead(t *testing.T) {
 	half := got[core.Key{Catalog: core.DKBR, ID: "#G1"}]
 	if half.Hash != "h2" || len(half.Vec) != 3 || half.Vec[0] == want[0] || math.Abs(float64(half.Vec[0]-want[0])) > 0.6/2048 {
 		t.Fatalf("the half-precision record reads %+v, want %v to 2^-11", half, want)
+	}
+}
+
+// TestLargeChangeEncodedOnEveryCore applies a change large enough to be
+// encoded on several cores (encodeRecords): every record reads back under
+// its own id; a record that cannot be encoded fails the change, which
+// writes nothing.
+func TestLargeChangeEncodedOnEveryCore(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	ctx := context.Background()
+	s := openT(t, t.TempDir())
+	defer s.Close()
+	const n = 3*parallelEncodeMin + 7
+	puts := make([]ports.StoredResource, n)
+	keys := make([]core.Key, n)
+	for i := range puts {
+		puts[i] = full(core.National, fmt.Sprintf("r%05d", i))
+		puts[i].Resource.NameSV = fmt.Sprintf("Skiva nummer %d", i)
+		v := float64(i)
+		puts[i].Resource.A1A3 = &v
+		puts[i].Hash = core.ContentHash(&puts[i].Resource)
+		keys[i] = puts[i].Resource.Key()
+	}
+	bad := slices.Clone(puts)
+	nan := math.NaN()
+	bad[n-3].Resource.A1A3 = &nan // the last worker's share
+	if err := s.Apply(ctx, core.National, ports.Changes{Put: bad}); err == nil {
+		t.Fatal("Apply of a change with a NaN value succeeded")
+	}
+	if c, _ := s.Count(ctx, core.National); c != 0 {
+		t.Fatalf("the failed change left %d records", c)
+	}
+	if err := s.Apply(ctx, core.National, ports.Changes{Put: puts}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetMany(ctx, keys)
+	if err != nil || len(got) != n {
+		t.Fatalf("GetMany: %d records, %v", len(got), err)
+	}
+	for _, g := range got {
+		var i int
+		if _, err := fmt.Sscanf(g.Resource.ID, "r%05d", &i); err != nil {
+			t.Fatal(err)
+		}
+		if g.Resource.NameSV != puts[i].Resource.NameSV || *g.Resource.A1A3 != float64(i) || g.Hash != puts[i].Hash {
+			t.Fatalf("%s reads back as %q, %v, %s", g.Resource.ID, g.Resource.NameSV, *g.Resource.A1A3, g.Hash)
+		}
 	}
 }
