@@ -435,21 +435,18 @@ func (c *change) undo() error {
 		_ = c.reader.Close()
 		c.reader = nil
 	}
-	target := make(map[core.Key]*core.Resource, len(c.written))
 	var indexed []core.Key
 	for _, k := range c.written {
 		if x.lex.docs[k] != nil {
 			indexed = append(indexed, k)
 		}
 	}
-	olds, err := x.sources(indexed) // from x.reader, which lacks the change
+	// From x.reader, which lacks the change; a key it lacks is deleted.
+	olds, err := x.sources(indexed)
 	if err != nil {
 		return err
 	}
-	for k, r := range olds {
-		target[k] = r
-	}
-	dl, err := x.lex.prepare(target, x.sources)
+	dl, err := x.lex.prepare(olds, x.sources)
 	if err != nil {
 		return err
 	}
