@@ -88,16 +88,50 @@ func isConnector(r rune) bool {
 // chunks share one slice (each chunk a capped window of it) instead of a
 // slice per chunk.
 func splitChunks(text string) []chunk {
-	var out []chunk
-	var pieces []string
+	// The text is lower-cased once, and each piece is a window of it,
+	// unless lower case moves some character's bytes (then each piece is
+	// lower-cased on its own): a piece lower-cased alone was an allocation
+	// per capitalised word, the most of any step of a bulk load's analysis
+	// (docs/PERFORMANCE.md 12zb). Both slices are sized from the text's
+	// length, which is about six bytes a piece.
+	low, aligned := lowerInPlace(text)
+	out := make([]chunk, 0, len(text)/8+1)
+	pieces := make([]string, 0, len(text)/6+1)
 	from := 0
 	walkChunks(text, func(start, end int) {
-		pieces = append(pieces, strings.ToLower(text[start:end]))
+		if aligned {
+			pieces = append(pieces, low[start:end])
+		} else {
+			pieces = append(pieces, strings.ToLower(text[start:end]))
+		}
 	}, func() {
 		out = append(out, chunk{pieces: pieces[from:len(pieces):len(pieces)]})
 		from = len(pieces)
 	})
 	return out
+}
+
+// lowerInPlace returns text in lower case and whether every character
+// kept its place in it (its lower case is as many bytes), so that a byte
+// range of text is the same range of the lower-cased text. It is not so
+// for a few characters (the Kelvin sign, the dotted I, invalid bytes).
+func lowerInPlace(text string) (string, bool) {
+	low := strings.ToLower(text)
+	if len(low) != len(text) {
+		return low, false
+	}
+	for i := 0; i < len(text); {
+		if text[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError || utf8.RuneLen(unicode.ToLower(r)) != size {
+			return low, false
+		}
+		i += size
+	}
+	return low, true
 }
 
 // pieceSpan is a piece of a chunk with its byte range in the text.

@@ -523,6 +523,32 @@ func (dl *delta) count(dw *docWords, sign int32) {
 // are kept one change at a time, store them as they are.
 func own(s string) string { return unique.Make(s).Value() }
 
+// canonCache is an analysis worker's cache of canonical strings in front
+// of own: a catalog's vocabulary is small beside its words, and a plain
+// map finds a word it has seen in about a fifth of what unique.Make takes
+// (a hash-trie walk and a weak pointer made strong, 6 % of a bulk load's
+// CPU, docs/PERFORMANCE.md 12zb). It holds only canonical strings, never
+// a resource's text, and at most maxCanon of them.
+type canonCache map[string]string
+
+// maxCanon bounds a worker's cache (about 100 bytes an entry): a
+// vocabulary larger than that starts a new cache rather than grows it.
+const maxCanon = 1 << 15
+
+var canonCaches = sync.Pool{New: func() any { return make(canonCache, 1024) }}
+
+func (c canonCache) own(s string) string {
+	if v, ok := c[s]; ok {
+		return v
+	}
+	v := own(s)
+	if len(c) >= maxCanon {
+		clear(c)
+	}
+	c[v] = v
+	return v
+}
+
 // crosses tells whether applying the changes d to the counts makes a word
 // appear or disappear.
 func crosses[N int | int32](counts, d map[string]N) bool {
@@ -755,6 +781,8 @@ func wordsOf(cs [][]chunk) *docWords {
 	dw := &docWords{chunks: cs, words: map[core.Lang][]string{}, labels: map[core.Lang][]string{}}
 	seen := seenWords.get()
 	defer seenWords.put(seen)
+	canon := canonCaches.Get().(canonCache)
+	defer canonCaches.Put(canon)
 	for i, f := range textFields {
 		if f.lang == exact || len(cs[i]) == 0 {
 			continue
@@ -769,12 +797,12 @@ func wordsOf(cs [][]chunk) *docWords {
 				had := seen[k]
 				if had&seenWord == 0 {
 					seen[k] = had | seenWord
-					p = own(p)
+					p = canon.own(p)
 					dw.words[f.lang] = append(dw.words[f.lang], p)
 				}
 				if f.label && had&seenLabel == 0 && isLetters(p) && runeLen(p) >= minFuzzy-1 {
 					seen[k] |= seenLabel
-					dw.labels[f.lang] = append(dw.labels[f.lang], own(p))
+					dw.labels[f.lang] = append(dw.labels[f.lang], canon.own(p))
 				}
 			}
 		}
@@ -927,6 +955,8 @@ func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docA
 	h := fnv.New64a()
 	at := termPlaces.get() // a term's place in distinct[i]
 	defer termPlaces.put(at)
+	canon := canonCaches.Get().(canonCache)
+	defer canonCaches.Put(canon)
 	for i, f := range textFields {
 		if len(chunks[i]) == 0 {
 			continue
@@ -943,7 +973,7 @@ func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docA
 				d.distinct[i][j].n++
 			} else {
 				at[t.text] = len(d.distinct[i])
-				d.distinct[i] = append(d.distinct[i], termFreq{text: own(t.text), n: 1})
+				d.distinct[i] = append(d.distinct[i], termFreq{text: canon.own(t.text), n: 1})
 			}
 			_, _ = h.Write([]byte{byte(i), byte(t.kind), byte(t.unit), byte(t.unit >> 8), byte(t.unit >> 16)})
 			_, _ = h.Write([]byte(t.text))

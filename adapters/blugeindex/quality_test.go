@@ -483,6 +483,30 @@ func TestChunksAndTerms(t *testing.T) {
 	}
 }
 
+// TestChunksLowerCasedLikeEachPiece holds splitChunks, which lower-cases
+// a text once and cuts its pieces from that, to what lower-casing each
+// piece on its own gives, also where lower case changes a character's
+// length (the Kelvin sign, the dotted I, an invalid byte, Ⱥ) before, among
+// and after ordinary capitals.
+func TestChunksLowerCasedLikeEachPiece(t *testing.T) {
+	for _, text := range []string{
+		"Fabriksbetong ÅÄÖ Glasull", "\u212A-värde KL-trä Sten", "İsolering Ytter",
+		"Mineral\xffull OCH Skiva", "ÉTANCHÉITÉ ẞTRASSE", "Ωmega Σίγμα", "",
+		// As long lower-cased as it is, but the Kelvin sign's two bytes
+		// fewer are the two Latin letters' byte more each, after it.
+		"\u212Aelvin Ⱥbc Ⱦde Fgh",
+	} {
+		var got, want []string
+		for _, c := range splitChunks(text) {
+			got = append(got, c.pieces...)
+		}
+		walkChunks(text, func(start, end int) { want = append(want, strings.ToLower(text[start:end])) }, func() {})
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: pieces %q, want %q", text, got, want)
+		}
+	}
+}
+
 func TestOSADistance(t *testing.T) {
 	for _, c := range []struct {
 		a, b string
