@@ -27,6 +27,9 @@ type analysedField struct {
 	terms  []termFreq
 	// text holds the terms' bytes one after another, in the order of terms.
 	text []byte
+	// ft is the value EachTerm hands out, here rather than allocated at
+	// each of ice's two passes over every field.
+	ft fieldTerm
 }
 
 var (
@@ -34,18 +37,24 @@ var (
 	_ segment.FieldTerm = (*fieldTerm)(nil)
 )
 
-// newAnalysedField returns the field name holding terms (each once, with its
-// frequency) of length terms in all.
-func newAnalysedField(name string, length int, terms []termFreq) *analysedField {
+// fill sets the field to name holding terms, their bytes appended to text
+// (which has room for them), and returns text with them.
+func (f *analysedField) fill(name string, length int, terms []termFreq, text []byte) []byte {
+	at := len(text)
+	for _, t := range terms {
+		text = append(text, t.text...)
+	}
+	*f = analysedField{name: name, length: length, terms: terms, text: text[at:len(text):len(text)]}
+	return text
+}
+
+// termBytes is the length of the terms' texts together.
+func termBytes(terms []termFreq) int {
 	n := 0
 	for _, t := range terms {
 		n += len(t.text)
 	}
-	text := make([]byte, 0, n)
-	for _, t := range terms {
-		text = append(text, t.text...)
-	}
-	return &analysedField{name: name, length: length, terms: terms, text: text}
+	return n
 }
 
 func (f *analysedField) Name() string         { return f.name }
@@ -59,7 +68,7 @@ func (f *analysedField) IndexDocValues() bool { return false }
 // field's own (ice keeps them until the segment is built) and the visited
 // value is reused, which ice allows: it copies the term and frequency.
 func (f *analysedField) EachTerm(vt segment.VisitTerm) {
-	ft := &fieldTerm{}
+	ft := &f.ft
 	at := 0
 	for _, t := range f.terms {
 		ft.term = f.text[at : at+len(t.text) : at+len(t.text)]

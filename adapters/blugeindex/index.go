@@ -526,20 +526,37 @@ func document(key core.Key, d *docAnalysis) *bluge.Document {
 	doc.AddField(bluge.NewStoredOnlyField(fieldSource, d.source))
 	// Keywords are one term each, as bluge's keyword fields would index
 	// them (two id fields of one term are one field of two).
-	doc.AddField(newAnalysedField(fieldCatalog, 1, []termFreq{{text: string(key.Catalog), n: 1}}))
 	ids := idTerms(key) // never alike: a bare id and a prefixed key
-	terms := make([]termFreq, len(ids))
+	terms := make([]termFreq, len(ids)+1)
 	for i, t := range ids {
 		terms[i] = termFreq{text: t, n: 1}
 	}
-	doc.AddField(newAnalysedField(fieldID, len(ids), terms))
+	terms[len(ids)] = termFreq{text: string(key.Catalog), n: 1}
+	// The document's fields and their terms' bytes are one allocation
+	// each, not two per field (a bulk load builds a dozen per resource).
+	n, size := 2, termBytes(terms)
+	for i := range textFields {
+		if len(d.fields[i]) > 0 {
+			n++
+			size += termBytes(d.distinct[i])
+		}
+	}
+	fields := make([]analysedField, n)
+	text := make([]byte, 0, size)
+	text = fields[0].fill(fieldCatalog, 1, terms[len(ids):], text)
+	text = fields[1].fill(fieldID, len(ids), terms[:len(ids)], text)
+	doc.AddField(&fields[0])
+	doc.AddField(&fields[1])
+	at := 2
 	for i, f := range textFields {
 		if len(d.fields[i]) == 0 {
 			// No empty fields: BM25 averages field length over the
 			// documents that have the field.
 			continue
 		}
-		doc.AddField(newAnalysedField(f.name, len(d.fields[i]), d.distinct[i]))
+		text = fields[at].fill(f.name, len(d.fields[i]), d.distinct[i], text)
+		doc.AddField(&fields[at])
+		at++
 	}
 	return doc
 }
