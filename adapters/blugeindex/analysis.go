@@ -94,10 +94,16 @@ func splitChunks(text string) []chunk {
 	// per capitalised word, the most of any step of a bulk load's analysis
 	// (docs/PERFORMANCE.md 12zb). Both slices are sized from the text's
 	// length, which is about six bytes a piece.
+	out, _ := appendChunks(make([]chunk, 0, len(text)/8+1), make([]string, 0, len(text)/6+1), text)
+	return out
+}
+
+// appendChunks appends the chunks of text to out and their pieces to
+// pieces (see splitChunks), so that the fields of one resource share two
+// slices.
+func appendChunks(out []chunk, pieces []string, text string) ([]chunk, []string) {
 	low, aligned := lowerInPlace(text)
-	out := make([]chunk, 0, len(text)/8+1)
-	pieces := make([]string, 0, len(text)/6+1)
-	from := 0
+	from := len(pieces)
 	walkChunks(text, func(start, end int) {
 		if aligned {
 			pieces = append(pieces, low[start:end])
@@ -108,7 +114,7 @@ func splitChunks(text string) []chunk {
 		out = append(out, chunk{pieces: pieces[from:len(pieces):len(pieces)]})
 		from = len(pieces)
 	})
-	return out
+	return out, pieces
 }
 
 // lowerInPlace returns text in lower case and whether every character

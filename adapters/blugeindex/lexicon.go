@@ -768,10 +768,22 @@ type docWords struct {
 
 // fieldChunks cuts every field of a resource into chunks.
 func fieldChunks(r *core.Resource) [][]chunk {
+	var buf [16]string // on the stack while textFields has 16 or fewer
+	texts := buf[:0]
+	size := 0
+	for _, f := range textFields {
+		texts = append(texts, core.CleanText(f.value(r)))
+		size += len(texts[len(texts)-1])
+	}
+	// The fields' chunks and pieces share two slices, sized as
+	// splitChunks sizes them, and each field's chunks are a capped window.
 	cs := make([][]chunk, len(textFields))
-	for i, f := range textFields {
-		if v := core.CleanText(f.value(r)); v != "" {
-			cs[i] = splitChunks(v)
+	out, pieces := make([]chunk, 0, size/8+len(textFields)), make([]string, 0, size/6+len(textFields))
+	for i, v := range texts {
+		if v != "" {
+			from := len(out)
+			out, pieces = appendChunks(out, pieces, v)
+			cs[i] = out[from:len(out):len(out)]
 		}
 	}
 	return cs
@@ -783,6 +795,24 @@ func wordsOf(cs [][]chunk) *docWords {
 	defer seenWords.put(seen)
 	canon := canonCaches.Get().(canonCache)
 	defer canonCaches.Put(canon)
+	// Each language's lists get room for all its pieces at once rather
+	// than growing a word at a time (a tenth of what the analysis
+	// allocated); they live until the analysis is compacted.
+	pieces := map[core.Lang]int{}
+	for i, f := range textFields {
+		if f.lang != exact {
+			for _, c := range cs[i] {
+				pieces[f.lang] += len(c.pieces)
+			}
+		}
+	}
+	add := func(lists map[core.Lang][]string, lang core.Lang, w string) {
+		ws := lists[lang]
+		if ws == nil {
+			ws = make([]string, 0, pieces[lang])
+		}
+		lists[lang] = append(ws, w)
+	}
 	for i, f := range textFields {
 		if f.lang == exact || len(cs[i]) == 0 {
 			continue
@@ -798,11 +828,11 @@ func wordsOf(cs [][]chunk) *docWords {
 				if had&seenWord == 0 {
 					seen[k] = had | seenWord
 					p = canon.own(p)
-					dw.words[f.lang] = append(dw.words[f.lang], p)
+					add(dw.words, f.lang, p)
 				}
 				if f.label && had&seenLabel == 0 && isLetters(p) && runeLen(p) >= minFuzzy-1 {
 					seen[k] |= seenLabel
-					dw.labels[f.lang] = append(dw.labels[f.lang], canon.own(p))
+					add(dw.labels, f.lang, canon.own(p))
 				}
 			}
 		}
