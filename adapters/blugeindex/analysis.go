@@ -91,9 +91,10 @@ func splitChunks(text string) []chunk {
 	// The text is lower-cased once, and each piece is a window of it,
 	// unless lower case moves some character's bytes (then each piece is
 	// lower-cased on its own): a piece lower-cased alone was an allocation
-	// per capitalised word, the most of any step of a bulk load's analysis
-	// (docs/PERFORMANCE.md 12zb). Both slices are sized from the text's
-	// length, which is about six bytes a piece.
+	// per capitalised word, with the slices' growth the most allocations
+	// of any step of the analysis in a bulk load (docs/PERFORMANCE.md
+	// 12zb). Both slices are sized from the text's length, which is about
+	// six bytes a piece.
 	out, _ := appendChunks(make([]chunk, 0, len(text)/8+1), make([]string, 0, len(text)/6+1), text)
 	return out
 }

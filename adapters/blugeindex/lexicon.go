@@ -525,14 +525,16 @@ func own(s string) string { return unique.Make(s).Value() }
 
 // canonCache is an analysis worker's cache of canonical strings in front
 // of own: a catalog's vocabulary is small beside its words, and a plain
-// map finds a word it has seen in about a fifth of what unique.Make takes
-// (a hash-trie walk and a weak pointer made strong, 6 % of a bulk load's
-// CPU, docs/PERFORMANCE.md 12zb). It holds only canonical strings, never
-// a resource's text, and at most maxCanon of them.
+// map skips unique.Make's weak pointer made strong for a word it has seen.
+// unique.Make was 6 % of a bulk load's CPU; the cache's own look-ups cost
+// most of that again, so it gains about 3 % (docs/PERFORMANCE.md 12zb).
+// It holds only canonical strings, never a resource's text, and at most
+// maxCanon of them.
 type canonCache map[string]string
 
-// maxCanon bounds a worker's cache (about 100 bytes an entry): a
-// vocabulary larger than that starts a new cache rather than grows it.
+// maxCanon bounds a worker's cache (about 2 MB of entries besides the
+// strings): a vocabulary larger than that starts a new cache rather than
+// grows it.
 const maxCanon = 1 << 15
 
 var canonCaches = sync.Pool{New: func() any { return make(canonCache, 1024) }}
@@ -798,18 +800,22 @@ func wordsOf(cs [][]chunk) *docWords {
 	// Each language's lists get room for all its pieces at once rather
 	// than growing a word at a time (a tenth of what the analysis
 	// allocated); they live until the analysis is compacted.
-	pieces := map[core.Lang]int{}
+	words, labels := map[core.Lang]int{}, map[core.Lang]int{} // pieces
 	for i, f := range textFields {
-		if f.lang != exact {
-			for _, c := range cs[i] {
-				pieces[f.lang] += len(c.pieces)
+		if f.lang == exact {
+			continue
+		}
+		for _, c := range cs[i] {
+			words[f.lang] += len(c.pieces)
+			if f.label {
+				labels[f.lang] += len(c.pieces)
 			}
 		}
 	}
-	add := func(lists map[core.Lang][]string, lang core.Lang, w string) {
+	add := func(lists map[core.Lang][]string, room map[core.Lang]int, lang core.Lang, w string) {
 		ws := lists[lang]
 		if ws == nil {
-			ws = make([]string, 0, pieces[lang])
+			ws = make([]string, 0, room[lang])
 		}
 		lists[lang] = append(ws, w)
 	}
@@ -828,11 +834,11 @@ func wordsOf(cs [][]chunk) *docWords {
 				if had&seenWord == 0 {
 					seen[k] = had | seenWord
 					p = canon.own(p)
-					add(dw.words, f.lang, p)
+					add(dw.words, words, f.lang, p)
 				}
 				if f.label && had&seenLabel == 0 && isLetters(p) && runeLen(p) >= minFuzzy-1 {
 					seen[k] |= seenLabel
-					add(dw.labels, f.lang, canon.own(p))
+					add(dw.labels, labels, f.lang, canon.own(p))
 				}
 			}
 		}
