@@ -93,11 +93,17 @@ func splitChunks(text string) []chunk {
 	// lower-cased on its own): a piece lower-cased alone was an allocation
 	// per capitalised word, with the slices' growth the most allocations
 	// of any step of the analysis in a bulk load (docs/PERFORMANCE.md
-	// 12zb). Both slices are sized from the text's length, which is about
-	// six bytes a piece.
-	out, _ := appendChunks(make([]chunk, 0, len(text)/8+1), make([]string, 0, len(text)/6+1), text)
+	// 12zb). Both slices are sized from the text's length (bytesPerChunk, bytesPerPiece).
+	out, _ := appendChunks(make([]chunk, 0, len(text)/bytesPerChunk+1), make([]string, 0, len(text)/bytesPerPiece+1), text)
 	return out
 }
+
+// A text has about a piece per bytesPerPiece bytes and a chunk per
+// bytesPerChunk: what the slices of its chunks and pieces are sized by.
+const (
+	bytesPerPiece = 6
+	bytesPerChunk = 8
+)
 
 // appendChunks appends the chunks of text to out and their pieces to
 // pieces (see splitChunks), so that the fields of one resource share two

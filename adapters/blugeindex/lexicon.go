@@ -780,7 +780,7 @@ func fieldChunks(r *core.Resource) [][]chunk {
 	// The fields' chunks and pieces share two slices, sized as
 	// splitChunks sizes them, and each field's chunks are a capped window.
 	cs := make([][]chunk, len(textFields))
-	out, pieces := make([]chunk, 0, size/8+len(textFields)), make([]string, 0, size/6+len(textFields))
+	out, pieces := make([]chunk, 0, size/bytesPerChunk+len(textFields)), make([]string, 0, size/bytesPerPiece+len(textFields))
 	for i, v := range texts {
 		if v != "" {
 			from := len(out)
