@@ -190,13 +190,16 @@ func idTerms(k core.Key) []string {
 	return []string{strings.ToLower(k.ID), strings.ToLower(k.String())}
 }
 
-// idHash fingerprints an id term (64-bit FNV-1a of its parts, which are
-// joined): the lexicon counts the live resources under each id term by its
-// fingerprint, not its text. Two strings per resource were a tenth of the
-// heap's objects at a million resources, each a pointer the collector
-// follows on every cycle. Two terms that share a fingerprint (odds of
-// about 1 in 10^7 among a million ids) only make a search add an id clause
-// that finds nothing, or weigh an id clause by the two counts together.
+// idHash fingerprints a resource's prefixed key, lower-cased (64-bit
+// FNV-1a of its parts, which are joined): the lexicon counts the live
+// resources under each by its fingerprint, not its text, and derives from
+// these counts how many resources each id term matches (lexicon.idCount).
+// Strings were a tenth of the heap's objects at a million resources, each
+// a pointer the collector follows on every cycle; one fingerprint per
+// resource instead of one per id term halves the map a restart builds.
+// Two keys that share a fingerprint (odds of about 1 in 10^7 among a
+// million ids) only make a search add an id clause that finds nothing, or
+// weigh an id clause by the two counts together.
 type idHash uint64
 
 // hashOf returns the fingerprint of the concatenation of parts.
@@ -211,11 +214,10 @@ func hashOf(parts ...string) idHash {
 	return idHash(h)
 }
 
-// idHashes are the fingerprints of idTerms(k), without building them:
-// lower-casing maps rune by rune, so the key's lower case is its
-// catalog's, a colon and its id's (and ToLower allocates nothing when
+// keyHash is the fingerprint of k's prefixed id term (idTerms) without
+// building it: lower-casing maps rune by rune, so the key's lower case is
+// its catalog's, a colon and its id's (and ToLower allocates nothing when
 // there is no upper case, as in most ids).
-func idHashes(k core.Key) [2]idHash {
-	id := strings.ToLower(k.ID)
-	return [2]idHash{hashOf(id), hashOf(strings.ToLower(string(k.Catalog)), ":", id)}
+func keyHash(k core.Key) idHash {
+	return hashOf(strings.ToLower(string(k.Catalog)), ":", strings.ToLower(k.ID))
 }

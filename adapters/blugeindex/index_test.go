@@ -3,6 +3,7 @@ package blugeindex
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -109,29 +110,70 @@ func TestSearchRealData(t *testing.T) {
 	}
 }
 
-// The lexicon counts ids by the fingerprints of their terms, which it
-// computes without building the terms; a query is matched by the
-// fingerprint of its own lower case.
-func TestIDHashesAreTheIDTermsFingerprints(t *testing.T) {
+// The lexicon counts each resource once, by the fingerprint of its
+// prefixed key, which it computes without building the term; an id term
+// matches as many resources as hold it among their id terms, whichever
+// of the two it is, with ids that differ in case only, the same id in
+// both catalogs and an id that is another resource's prefixed key.
+func TestIDCountsAreTheIDTermsMatches(t *testing.T) {
 	for _, k := range []core.Key{
 		{Catalog: core.National, ID: "6000000168"},
 		{Catalog: core.DKBR, ID: "#G0164"},
 		{Catalog: "Ägarens", ID: "ÅÄÖ-Straße-İ-ǅ"},
 		{Catalog: core.National, ID: ""},
 	} {
-		terms := idTerms(k)
-		got := idHashes(k)
-		for i, term := range terms {
-			if want := hashOf(term); got[i] != want {
-				t.Errorf("%s: fingerprint %d is %x, want %x (of %q)", k, i, got[i], want, term)
-			}
-		}
-		if got[0] == got[1] {
-			t.Errorf("%s: the bare id and the key share a fingerprint", k)
+		if got, want := keyHash(k), hashOf(idTerms(k)[1]); got != want {
+			t.Errorf("%s: fingerprint %x, want %x (of %q)", k, got, want, idTerms(k)[1])
 		}
 	}
 	if hashOf("a", "bc") != hashOf("ab", "c") || hashOf("ab") == hashOf("ba") {
 		t.Error("hashOf is not a fingerprint of the concatenation")
+	}
+
+	keys := []core.Key{
+		{Catalog: core.National, ID: "A1"},
+		{Catalog: core.National, ID: "a1"},
+		{Catalog: core.DKBR, ID: "A1"},
+		{Catalog: core.DKBR, ID: "national:a1"},
+		{Catalog: core.DKBR, ID: "#G0164"},
+	}
+	var rs []core.Resource
+	for _, k := range keys {
+		rs = append(rs, core.Resource{Catalog: k.Catalog, ID: k.ID, NameSV: "Träfiberskiva", NameDA: "Træfiberplade"})
+	}
+	x := newIndex(t, rs)
+	for term, want := range map[string]int32{
+		"a1":                3, // two national ids and a Danish one
+		"national:a1":       3, // two prefixed keys and a Danish id
+		"dkbr:a1":           1,
+		"dkbr:national:a1":  1,
+		"#g0164":            1,
+		"dkbr:#g0164":       1,
+		"national:#g0164":   0,
+		"träfiberskiva":     0,
+		"dkbr:national:a1x": 0,
+	} {
+		var brute int32
+		for _, k := range keys {
+			if slices.Contains(idTerms(k), term) {
+				brute++
+			}
+		}
+		if brute != want {
+			t.Fatalf("%q: the test expects %d, the id terms hold it %d times", term, want, brute)
+		}
+		if got := x.lex.idCount(term); got != want {
+			t.Errorf("idCount(%q) = %d, want %d", term, got, want)
+		}
+	}
+	if err := x.Remove(context.Background(), keys[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if got := x.lex.idCount("a1"); got != 1 {
+		t.Errorf("after removing the national A1 and a1: idCount(a1) = %d, want 1", got)
+	}
+	if len(x.lex.ids) != len(keys)-2 {
+		t.Errorf("the lexicon counts %d keys, want %d", len(x.lex.ids), len(keys)-2)
 	}
 }
 

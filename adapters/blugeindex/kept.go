@@ -195,7 +195,17 @@ func unpackValues(dst []uint32, b []byte) (_ []uint32, ok bool) {
 }
 
 // nextUvarint reads one unsigned varint of at most 32 bits from b into v.
+// Most values are one byte, read here inline; longer ones by
+// longUvarint.
 func nextUvarint(b []byte, v *uint32) ([]byte, bool) {
+	if len(b) > 0 && b[0] < 0x80 {
+		*v = uint32(b[0])
+		return b[1:], true
+	}
+	return longUvarint(b, v)
+}
+
+func longUvarint(b []byte, v *uint32) ([]byte, bool) {
 	x, n := binary.Uvarint(b)
 	if n <= 0 || x > 1<<32-1 {
 		return b, false
@@ -204,26 +214,106 @@ func nextUvarint(b []byte, v *uint32) ([]byte, bool) {
 	return b[n:], true
 }
 
-// validPacked tells whether packed kept unpacks to the layouts validKept
-// and validThes accept, with string ids under n. scratch is reused for the
-// unpacked values.
-func validPacked(kept []byte, n int, scratch []uint32) ([]uint32, bool) {
-	all, ok := appendWords(scratch[:0], kept)
-	nw := len(all)
-	if ok {
-		all, ok = appendNames(all, kept)
+// validPacked tells whether kept is a packing as packKept writes it, with
+// every string id under n: a snapshot that passed its checksum but was
+// written wrong must not make a search index out of range (string ids
+// index the table, lengths cut slices). It reads the values as it checks
+// them: unpacking every document of a snapshot first was a third of a
+// restart's CPU at a million documents.
+func validPacked(kept []byte, n int) bool {
+	words, names, thes, ok := keptParts(kept)
+	for ok && len(words) > 0 { // per language: its index, then sorted ids
+		var li uint32
+		if words, ok = nextUvarint(words, &li); ok && int(li) < len(languages) {
+			words, _, ok = sortedUnder(words, n)
+		} else {
+			ok = false
+		}
 	}
-	nn := len(all)
-	if ok {
-		all, ok = appendEntries(all, kept)
+	if !ok || !validRuns(&packedValues{b: names}, len(analysed), n, true) {
+		return false
 	}
-	ne := len(all)
-	if ok {
-		all, ok = appendHeads(all, kept)
+	if len(thes) == 0 {
+		return true
 	}
-	if !ok || !validKept(all[:nw], all[nw:nn], n) {
-		return all, false
+	thes, entries, ok := sortedUnder(thes, n)
+	return ok && entries > 0 && validRuns(&packedValues{b: thes}, len(analysed), n, false)
+}
+
+// sortedUnder reads the ids appendSorted packed at the start of b, checks
+// that each is under n, and returns the rest of b and their number.
+func sortedUnder(b []byte, n int) (rest []byte, count uint32, ok bool) {
+	if b, ok = nextUvarint(b, &count); !ok || int(count) > len(b) { // a byte or more each
+		return b, 0, false
 	}
-	_, _, thes, _ := keptParts(kept)
-	return all, len(thes) == 0 || (ne > nn && validThes(all[nn:ne], all[ne:], n))
+	id := uint32(0)
+	for range count {
+		var d uint32
+		if b, ok = nextUvarint(b, &d); !ok {
+			return b, 0, false
+		}
+		id += d // wraps as unpackSorted's does; the check below sees it
+		if int(id) >= n {
+			return b, 0, false
+		}
+	}
+	return b, count, true
+}
+
+// packedValues reads the values appendValues packed, one at a time.
+type packedValues struct{ b []byte }
+
+func (p *packedValues) next() (uint32, bool) {
+	var v uint32
+	var ok bool
+	p.b, ok = nextUvarint(p.b, &v)
+	return v, ok
+}
+
+// validRuns reads every value of p as runs of values (a head under
+// heads, a length, that many items) with each item under n or, when units
+// is set, each run's items runs of their own (a name unit: a string id
+// head and its parts' ids).
+func validRuns(p *packedValues, heads, n int, units bool) bool {
+	for len(p.b) > 0 {
+		h, ok := p.next()
+		if !ok || int(h) >= heads {
+			return false
+		}
+		length, ok := p.next()
+		if !ok {
+			return false
+		}
+		if units {
+			// The run's items are name units: a head, a length (so at
+			// least two values) and that many parts.
+			for left := int(length); left > 0; {
+				head, ok := p.next()
+				if !ok || int(head) >= n {
+					return false
+				}
+				parts, ok := p.next()
+				if !ok || int(parts) > left-2 {
+					return false
+				}
+				if !valuesUnder(p, int(parts), n) {
+					return false
+				}
+				left -= 2 + int(parts)
+			}
+		} else if !valuesUnder(p, int(length), n) {
+			return false
+		}
+	}
+	return true
+}
+
+// valuesUnder reads count values of p, each under n.
+func valuesUnder(p *packedValues, count, n int) bool {
+	for range count {
+		if v, ok := p.next(); !ok || int(v) >= n {
+			return false
+		}
+	}
+	return true
 }

@@ -48,8 +48,9 @@ type lexicon struct {
 	docs map[core.Key]*docAnalysis
 	// thes is the catalog's thesaurus: synonym entries and name heads.
 	thes *thesaurus
-	// ids counts the live resources under each id keyword term, by its
-	// fingerprint (idHash): a query that is no id needs no id clause.
+	// ids counts the live resources under each prefixed key, by its
+	// fingerprint (keyHash): idCount derives from it how many an id term
+	// matches, and a query that is no id needs no id clause.
 	ids map[idHash]int32
 	// catalogs counts the live resources of each catalog: a search of
 	// every catalog the index holds needs no catalog filter.
@@ -733,9 +734,7 @@ func (lex *lexicon) add(k core.Key, d *docAnalysis) {
 	k.ID = strings.Clone(k.ID) // not a slice of a whole file row (see own)
 	lex.docs[k] = d
 	lex.catalogs[k.Catalog]++
-	for _, h := range idHashes(k) {
-		lex.ids[h]++
-	}
+	lex.ids[keyHash(k)]++
 	if d.full != nil { // not staged
 		compact(d, lex.intern, &lex.buf)
 	}
@@ -752,11 +751,21 @@ func (lex *lexicon) remove(k core.Key) {
 	if lex.catalogs[k.Catalog]--; lex.catalogs[k.Catalog] <= 0 {
 		delete(lex.catalogs, k.Catalog)
 	}
-	for _, h := range idHashes(k) {
-		if lex.ids[h]--; lex.ids[h] <= 0 {
-			delete(lex.ids, h)
-		}
+	h := keyHash(k)
+	if lex.ids[h]--; lex.ids[h] <= 0 {
+		delete(lex.ids, h)
 	}
+}
+
+// idCount is how many live resources the id term t (lower-cased) matches:
+// those whose id it is, in any catalog, and the one whose prefixed key it
+// is (idTerms). No resource is both: its key is longer than its id.
+func (lex *lexicon) idCount(t string) int32 {
+	n := lex.ids[hashOf(t)]
+	for _, c := range core.Catalogs {
+		n += lex.ids[hashOf(strings.ToLower(string(c)), ":", t)]
+	}
+	return n
 }
 
 // docWords are the words of a resource by language (stop words dropped,

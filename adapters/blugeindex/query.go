@@ -175,7 +175,7 @@ func planQuery(tq *textQuery, lex *lexicon, raw string, lang core.Lang, catalogs
 		}
 	}
 	id := strings.ToLower(raw)
-	if n := lex.ids[hashOf(id)]; n > 0 {
+	if n := lex.idCount(id); n > 0 {
 		// Every live document has the id field.
 		idf := bm25IDF(float64(n), float64(len(lex.docs)))
 		p.clauses = append(p.clauses, clause{field: fieldID, term: id, boost: weightID * idf})

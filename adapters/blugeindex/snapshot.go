@@ -341,12 +341,10 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 		}
 	})
 	wg.Go(func() {
-		lex.ids = make(map[idHash]int32, 2*len(keys))
+		lex.ids = make(map[idHash]int32, len(keys))
 		for _, k := range keys {
 			lex.catalogs[k.Catalog]++
-			for _, h := range idHashes(k) {
-				lex.ids[h]++
-			}
+			lex.ids[keyHash(k)]++
 		}
 	})
 	wg.Go(func() { // the rings, from the documents' synonym entries
@@ -393,68 +391,17 @@ func (c *docChunk) decode(strOf []string) {
 	c.docs = make([]*docAnalysis, 0, c.n)
 	analyses := make([]docAnalysis, c.n)
 	var packed byteBlocks
-	var scratch []uint32
 	for i := 0; i < c.n && d.err == nil; i++ {
 		k := core.Key{Catalog: core.CatalogID(d.short()), ID: d.str()}
 		doc := &analyses[i]
 		doc.hash = d.uint()
 		doc.kept = packed.take(d.bytes())
-		if d.err == nil {
-			var ok bool
-			if scratch, ok = validPacked(doc.kept, len(strOf), scratch); !ok {
-				d.fail("the words, names and thesaurus ids of %s", k)
-			}
+		if d.err == nil && !validPacked(doc.kept, len(strOf)) {
+			d.fail("the words, names and thesaurus ids of %s", k)
 		}
 		c.keys = append(c.keys, k)
 		c.docs = append(c.docs, doc)
 	}
-}
-
-// validKept tells whether unpacked words and names have the layout of
-// docAnalysis.words and names, with string ids under n: a snapshot that
-// passed its checksum but was written wrong must not make a search index
-// out of range.
-func validKept(words, names []uint32, n int) bool {
-	ids := under(n) // string table ids
-	return runs(words, len(languages), ids) &&
-		runs(names, len(analysed), func(units []uint32) bool { return runs(units, n, ids) })
-}
-
-// under returns a check that every item is below n.
-func under(n int) func([]uint32) bool {
-	return func(xs []uint32) bool {
-		for _, x := range xs {
-			if int(x) >= n {
-				return false
-			}
-		}
-		return true
-	}
-}
-
-// validThes tells whether unpacked entries and heads have the layouts of
-// docAnalysis.entries and heads, with string ids under n.
-func validThes(entries, heads []uint32, n int) bool {
-	ids := under(n)
-	return ids(entries) && runs(heads, len(analysed), ids)
-}
-
-// runs tells whether xs is a sequence of runs as unitAt reads them (a
-// head under heads, a length, that many items), each run's items passing
-// items. The words' and names' groups are such runs (their heads are
-// languages), and so are the units of a name (their heads string ids).
-func runs(xs []uint32, heads int, items func([]uint32) bool) bool {
-	for i := 0; i < len(xs); {
-		if i+2 > len(xs) || int(xs[i]) >= heads || int(xs[i+1]) > len(xs)-i-2 {
-			return false
-		}
-		_, run, next := unitAt(xs, i)
-		if !items(run) {
-			return false
-		}
-		i = next
-	}
-	return true
 }
 
 // byteBlocks hands out copies of documents' packings from large blocks.
