@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/climatesearch/climatesearch/core"
@@ -387,4 +388,77 @@ func (rt *rotation) invert(v, out []float32) []float32 {
 		out[p] = rt.sign[i] * v[i]
 	}
 	return out
+}
+
+// TestLoadRefusesAGraphThatMakesNoSense: a snapshot whose checksum holds
+// but whose graph does not (a bug in the writer, or damage the checksum
+// missed) is refused, not taken up with ids that repeat or links that
+// point outside the graph. Each graph is damaged in memory and then saved
+// as it is, so its checksum is right.
+func TestLoadRefusesAGraphThatMakesNoSense(t *testing.T) {
+	build := func() *Index {
+		x := New(dim, Options{})
+		for i, v := range skewedVecs(rand.New(rand.NewPCG(3, 4)), 60) {
+			if err := x.Add("r"+strconv.Itoa(i), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return x
+	}
+	upperSlot := func(x *Index) int {
+		for s := range x.nodes {
+			if x.nodes[s].level > 0 {
+				return s
+			}
+		}
+		t.Fatal("no node above layer 0")
+		return 0
+	}
+	for _, tc := range []struct {
+		name   string
+		damage func(x *Index)
+	}{
+		{"as built", func(*Index) {}},
+		{"a repeated id", func(x *Index) { x.nodes[7].id = x.nodes[3].id }},
+		{"an empty id", func(x *Index) { x.nodes[5].id = "" }},
+		{"a level past the cap", func(x *Index) { x.nodes[9].level = levelCap + 1 }},
+		{"a layer-0 link past the slots", func(x *Index) { x.linkWords(4, 0)[1] = uint32(len(x.nodes) + 3) }},
+		{"more layer-0 links than the list holds", func(x *Index) { x.linkWords(4, 0)[0] = uint32(x.m0 + 1) }},
+		{"an upper link to a node below that layer", func(x *Index) {
+			s := upperSlot(x)
+			w := x.linkWords(uint32(s), 1)
+			for o := range x.nodes {
+				if x.nodes[o].level == 0 {
+					w[0], w[1] = 1, uint32(o)
+					return
+				}
+			}
+		}},
+		{"a level above its upper lists", func(x *Index) {
+			s := upperSlot(x)
+			x.nodes[s].level++
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := build()
+			tc.damage(x)
+			var buf bytes.Buffer
+			w := newSnapWriter(&buf)
+			x.save(w)
+			if err := w.finish(); err != nil {
+				t.Fatal(err)
+			}
+			r := newSnapReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+			got := load(r, snapshotVersion, dim, Options{})
+			if tc.name == "as built" {
+				if got == nil || r.check() != nil || got.Len() != 60 {
+					t.Fatalf("an undamaged graph was refused: %v", r.err)
+				}
+				return
+			}
+			if got != nil || !errors.Is(r.err, errSnapshot) {
+				t.Fatalf("taken up (%v), error %v", got != nil, r.err)
+			}
+		})
+	}
 }

@@ -404,8 +404,16 @@ func load(r *snapReader, version uint32, dim int, opt Options) *Index {
 	}
 	idBytes := make([]byte, total)
 	r.bytes(idBytes)
+	if r.err != nil {
+		return nil
+	}
 	x.nodes = make([]node, used)
 	x.state = make([]uint32, used)
+	// The slots' ids and states are checked and the id map built on
+	// another core while the rest of the file is read: at a million
+	// vectors the map alone is a third of the load's CPU.
+	idPass := make(chan error, 1)
+	go func() { idPass <- x.loadIDs(states, levels, lens, string(idBytes)) }()
 	x.scales = make([]float32, used)
 	x.vecs.grow(used)
 	if version == snapshotFloats {
@@ -417,56 +425,29 @@ func load(r *snapReader, version uint32, dim int, opt Options) *Index {
 	x.l0.grow(used)
 	x.l0.chunks(used, r.words)
 	words := r.u64()
-	if !r.room(4 * words) {
-		return nil
+	var upper []uint32
+	if r.room(4 * words) { // else r.err is set
+		upper = make([]uint32, words)
+		r.words(upper)
 	}
-	upper := make([]uint32, words)
-	r.words(upper)
+	if err := <-idPass; err != nil {
+		r.fail("%v", err)
+	}
 	if r.err != nil {
 		return nil
 	}
 
 	// The graph must make sense, so that a damaged file whose checksum
 	// (read after every graph) happens to hold, or a bug, cannot make a
-	// search index out of range.
-	all := string(idBytes)
-	x.ids = make(map[string]uint32, used)
-	var nlive int64
-	off, uoff := 0, 0
+	// search index out of range. loadIDs has checked each slot's id,
+	// state and level.
+	uoff := 0
 	for s := range used {
-		n := int(lens[s])
-		if n > len(all)-off {
-			r.fail("ids overrun")
-			return nil
-		}
-		id := all[off : off+n]
-		off += n
 		lv := int(levels[s])
-		st := slotState(states[s])
-		if lv > levelCap || st > dead || st == pending {
-			r.fail("slot %d: level %d, state %d", s, lv, st)
-			return nil
+		if slotState(states[s]) == free {
+			continue
 		}
 		nd := &x.nodes[s]
-		nd.id, nd.level = id, int32(lv)
-		x.state[s] = st
-		switch st {
-		case free:
-			if n != 0 || lv != 0 {
-				r.fail("free slot %d holds a node", s)
-				return nil
-			}
-			continue
-		case live:
-			if _, dup := x.ids[id]; dup || id == "" {
-				r.fail("slot %d: id %q repeated or empty", s, id)
-				return nil
-			}
-			x.ids[id] = uint32(s)
-			nlive++
-		case dead:
-			x.dead++
-		}
 		if lv > 0 {
 			k := lv * (x.m + 1)
 			if k > len(upper)-uoff {
@@ -490,8 +471,8 @@ func load(r *snapReader, version uint32, dim int, opt Options) *Index {
 			}
 		}
 	}
-	if off != len(all) || uoff != len(upper) {
-		r.fail("%d id bytes and %d link words left over", len(all)-off, len(upper)-uoff)
+	if uoff != len(upper) {
+		r.fail("%d link words left over", len(upper)-uoff)
 		return nil
 	}
 	for _, s := range x.free {
@@ -506,12 +487,54 @@ func load(r *snapReader, version uint32, dim int, opt Options) *Index {
 			r.fail("entry point %d at level %d", e, l)
 			return nil
 		}
-	} else if nlive > 0 {
-		r.fail("no entry point for %d vectors", nlive)
+	} else if len(x.ids) > 0 {
+		r.fail("no entry point for %d vectors", len(x.ids))
 		return nil
 	}
 	x.top.Store(top)
 	x.used.Store(uint32(used))
-	x.live.Store(nlive)
+	x.live.Store(int64(len(x.ids)))
 	return x
+}
+
+// loadIDs sets each slot's id, level and state from a snapshot's columns,
+// builds the id map and counts the dead slots, checking that the ids fill
+// all (in slot order) and that each state, level and live id makes sense.
+// It touches no links, so load reads and checks them meanwhile.
+func (x *Index) loadIDs(states, levels []byte, lens []uint32, all string) error {
+	x.ids = make(map[string]uint32, len(states))
+	off := 0
+	for s := range states {
+		n := int(lens[s])
+		if n > len(all)-off {
+			return errors.New("ids overrun")
+		}
+		id := all[off : off+n]
+		off += n
+		lv := int(levels[s])
+		st := slotState(states[s])
+		if lv > levelCap || st > dead || st == pending {
+			return fmt.Errorf("slot %d: level %d, state %d", s, lv, st)
+		}
+		nd := &x.nodes[s]
+		nd.id, nd.level = id, int32(lv)
+		x.state[s] = st
+		switch st {
+		case free:
+			if n != 0 || lv != 0 {
+				return fmt.Errorf("free slot %d holds a node", s)
+			}
+		case live:
+			if _, dup := x.ids[id]; dup || id == "" {
+				return fmt.Errorf("slot %d: id %q repeated or empty", s, id)
+			}
+			x.ids[id] = uint32(s)
+		case dead:
+			x.dead++
+		}
+	}
+	if off != len(all) {
+		return fmt.Errorf("%d id bytes left over", len(all)-off)
+	}
+	return nil
 }
