@@ -205,6 +205,7 @@ func nextUvarint(b []byte, v *uint32) ([]byte, bool) {
 	return longUvarint(b, v)
 }
 
+// longUvarint is nextUvarint for a value of any length.
 func longUvarint(b []byte, v *uint32) ([]byte, bool) {
 	x, n := binary.Uvarint(b)
 	if n <= 0 || x > 1<<32-1 {
@@ -218,8 +219,8 @@ func longUvarint(b []byte, v *uint32) ([]byte, bool) {
 // every string id under n: a snapshot that passed its checksum but was
 // written wrong must not make a search index out of range (string ids
 // index the table, lengths cut slices). It reads the values as it checks
-// them: unpacking every document of a snapshot first was a third of a
-// restart's CPU at a million documents.
+// them: unpacking each document into a scratch slice first was a third of
+// the CPU of reading a snapshot of a million documents.
 func validPacked(kept []byte, n int) bool {
 	words, names, thes, ok := keptParts(kept)
 	for ok && len(words) > 0 { // per language: its index, then sorted ids
