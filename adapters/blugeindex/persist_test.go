@@ -259,13 +259,15 @@ func TestValidKept(t *testing.T) {
 //	SNAPSHOT_FILE=/tmp/lexicon.snap go test -run '^$' -bench ReadSnapshot -benchtime 3x ./adapters/blugeindex/
 func BenchmarkReadSnapshot(b *testing.B) {
 	var snap []byte
+	want := -1 // documents expected (a kept file's are not known)
 	if path := os.Getenv("SNAPSHOT_FILE"); path != "" {
 		var err error
 		if snap, err = os.ReadFile(path); err != nil {
 			b.Fatal(err)
 		}
 	} else {
-		snap = synthSnapshot(b, synth.Size(b, "SNAPSHOT_N", 100000))
+		want = synth.Size(b, "SNAPSHOT_N", 100000)
+		snap = synthSnapshot(b, want)
 	}
 	n := 0
 	cpu := cpuTime()
@@ -274,7 +276,9 @@ func BenchmarkReadSnapshot(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		n = len(lex.docs)
+		if n = len(lex.docs); want >= 0 && n != want {
+			b.Fatalf("read %d documents of %d", n, want)
+		}
 	}
 	b.ReportMetric(float64((cpuTime()-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(len(snap))/float64(n), "snapshot-B/resource")
