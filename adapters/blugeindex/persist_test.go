@@ -7,9 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/test/perf/synth"
@@ -270,7 +268,7 @@ func BenchmarkReadSnapshot(b *testing.B) {
 		snap = synthSnapshot(b, want)
 	}
 	n := 0
-	cpu := cpuTime()
+	cpu := synth.CPUTime()
 	for b.Loop() {
 		lex, _, err := readSnapshot(snap)
 		if err != nil {
@@ -280,7 +278,7 @@ func BenchmarkReadSnapshot(b *testing.B) {
 			b.Fatalf("read %d documents of %d", n, want)
 		}
 	}
-	b.ReportMetric(float64((cpuTime()-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64((synth.CPUTime()-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(len(snap))/float64(n), "snapshot-B/resource")
 }
 
@@ -301,11 +299,4 @@ func synthSnapshot(b *testing.B, n int) []byte {
 		b.Fatal(err)
 	}
 	return buf.Bytes()
-}
-
-// cpuTime is the user and system CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

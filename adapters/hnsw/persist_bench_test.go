@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/ports"
+	"github.com/climatesearch/climatesearch/test/perf/synth"
 )
 
 // BenchmarkKeptGraph measures what a restart costs with and without the
@@ -200,20 +200,13 @@ func BenchmarkResumeFile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c0 := cpuTime()
+		c0 := synth.CPUTime()
 		b.StartTimer()
 		ok, err := c.Resume(context.Background(), h.embedder, h.mark)
-		cpu += cpuTime() - c0
+		cpu += synth.CPUTime() - c0
 		if !ok || err != nil {
 			b.Fatalf("taken up: %v, %v", ok, err)
 		}
 	}
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
-}
-
-// cpuTime is the user and system CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

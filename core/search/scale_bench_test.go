@@ -10,7 +10,6 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -151,7 +150,7 @@ func BenchmarkScaleSearch(b *testing.B) {
 					}
 					defer func() { pprof.StopCPUProfile(); f.Close() }()
 				}
-				cpu0 := cpuTime()
+				cpu0 := synth.CPUTime()
 				for b.Loop() {
 					q := scaleQueries[i%len(scaleQueries)]
 					start := time.Now()
@@ -177,7 +176,7 @@ func BenchmarkScaleSearch(b *testing.B) {
 				}
 				// CPU of the process (both cores) per search: a search that
 				// uses both cores costs more of it than its latency.
-				b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(len(took)), "cpu-ms/op")
+				b.ReportMetric(float64(synth.CPUTime()-cpu0)/1e6/float64(len(took)), "cpu-ms/op")
 				slices.Sort(took)
 				at := func(p float64) float64 {
 					return float64(took[min(len(took)-1, int(p*float64(len(took))))]) / 1e6
@@ -187,13 +186,4 @@ func BenchmarkScaleSearch(b *testing.B) {
 			})
 		}
 	}
-}
-
-// cpuTime is the user and system CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

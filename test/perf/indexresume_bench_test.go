@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -47,7 +46,7 @@ func BenchmarkIndexResume(b *testing.B) {
 	var heap uint64
 	var cpu, persist, persistCPU time.Duration
 	for b.Loop() {
-		c0 := cpuTime()
+		c0 := synth.CPUTime()
 		x, err := blugeindex.Open(filepath.Join(dir, "index"))
 		if err != nil {
 			b.Fatal(err)
@@ -57,7 +56,7 @@ func BenchmarkIndexResume(b *testing.B) {
 			b.Fatalf("Resume: %v %v", ok, err)
 		}
 		b.StopTimer()
-		cpu += cpuTime() - c0
+		cpu += synth.CPUTime() - c0
 		hits, err := x.Search(ctx, core.TextQuery{Text: "betong", Limit: 5})
 		if err != nil || len(hits) == 0 {
 			b.Fatalf("search after resume: %d hits, %v", len(hits), err)
@@ -66,13 +65,13 @@ func BenchmarkIndexResume(b *testing.B) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		heap = ms.HeapInuse
-		t, c := time.Now(), cpuTime()
+		t, c := time.Now(), synth.CPUTime()
 		mark, err = x.Persist(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
 		persist += time.Since(t)
-		persistCPU += cpuTime() - c
+		persistCPU += synth.CPUTime() - c
 		b.StartTimer()
 	}
 	// CPU time (user + system, all threads) is what a busy shared machine
@@ -132,11 +131,4 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
-}
-
-// cpuTime is the process's user plus system time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

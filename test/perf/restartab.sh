@@ -8,7 +8,8 @@
 #   DATA=/tmp/climatesearch-scale.XXXX/data ROUNDS=4 test/perf/restartab.sh /tmp/cs-old /tmp/cs-new
 #
 # Each of $ROUNDS rounds starts OLD and then NEW on $DATA (hash embedder, no
-# boot ingest, SERVICE_MEMORY_LIMIT $MEMORY_LIMIT (1600MiB)), prints the
+# boot ingest, offline: test/perf/offline.sh's serve_offline;
+# SERVICE_MEMORY_LIMIT $MEMORY_LIMIT (1600MiB)), prints the
 # time from exec to /healthz and to /readyz (polled every 20 ms), the CPU
 # the process used until ready and its VmHWM, and stops it with SIGTERM,
 # which keeps the index and the graph again for the next start. Both builds
@@ -21,6 +22,9 @@ NEW=${2:?usage: restartab.sh OLD-BINARY NEW-BINARY}
 ROUNDS=${ROUNDS:-3}
 MEMORY_LIMIT=${MEMORY_LIMIT:-1600MiB}
 ADDR=127.0.0.1:${PORT:-18591}
+DATA=$(realpath "$DATA") OLD=$(realpath "$OLD") NEW=$(realpath "$NEW")
+cd "$(dirname "$0")/../.."
+. test/perf/offline.sh
 LOG=$(mktemp /tmp/climatesearch-restartab.XXXXXX)
 PID=
 trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -f "$LOG"' EXIT
@@ -28,12 +32,9 @@ ts() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(ts)" 'BEGIN {printf "%.2f", b-a}'; }
 
 start() { # $1 binary; prints "/healthz s, /readyz s, CPU s, VmHWM MiB"
-	env SERVICE_ADDR="$ADDR" SERVICE_DATA_DIR="$DATA" SERVICE_BOOT_INGEST=false SERVICE_INGEST_INTERVAL=0 \
-		SERVICE_KEEP_ANSWERS=false SERVICE_EMBEDDER=hash SERVICE_UPSTREAM_URL=http://127.0.0.1:9 \
-		SERVICE_LOG_LEVEL=warn SERVICE_MEMORY_LIMIT="$MEMORY_LIMIT" "$1" >>"$LOG" 2>&1 &
-	PID=$!
 	local t0 health ready cpu
 	t0=$(ts)
+	serve_offline "$1" "$DATA" "$LOG" SERVICE_KEEP_ANSWERS=false SERVICE_MEMORY_LIMIT="$MEMORY_LIMIT"
 	until curl -fs -o /dev/null "http://$ADDR/healthz"; do
 		kill -0 "$PID" 2>/dev/null || { echo "$1 exited (see $LOG)" >&2; exit 1; }
 		sleep 0.02
