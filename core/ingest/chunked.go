@@ -13,14 +13,15 @@ import (
 // diffed, written and indexed before the next is mapped, so the apply
 // holds one chunk of resources instead of the file's (a million-row file's
 // records, held for one Apply, were most of its peak). d has diffed the
-// first chunk; second is the next, rest the others.
+// first chunks (their change is larger than one index chunk); rest holds
+// the others.
 //
 // It all runs inside one publication, so readers see the change whole or
-// not at all, as with Apply; they wait for the file's mapping and diff as
-// well as for its write and index. A change that fails part way is rolled
-// back in the store, and the index is put back from the store for the
-// chunks it had taken (restoreIndex).
-func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, second []core.Resource, rest *pulled,
+// not at all, as with Apply; they wait for the mapping and diff of the
+// chunks in rest as well as for the write and index of all. A change that
+// fails part way is rolled back in the store, and the index is put back
+// from the store for the chunks it had taken (restoreIndex).
+func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, rest *pulled,
 	w ports.ChunkedApplier, meta core.CatalogMeta, before core.CatalogCounts, started time.Time, written func()) (core.IngestResult, error) {
 	cat := rel.Catalog
 	var res core.IngestResult
@@ -31,7 +32,9 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, s
 		if err != nil {
 			return core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
 		}
-		// write stores and indexes what the diff has so far.
+		// write stores and indexes what the diff has so far, the index a
+		// chunk at a time (the first write holds up to two chunks: what
+		// was diffed before the publication).
 		write := func() error {
 			puts, changed := d.take()
 			if len(puts) == 0 {
@@ -40,27 +43,30 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, s
 			if err := tx.Put(ctx, puts); err != nil {
 				return core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
 			}
-			if len(changed) == 0 {
-				return nil
-			}
-			indexed = append(indexed, keysAt(puts, changed)...)
-			change, err := s.index.Prepare(ctx, resourcesAt(puts, changed), nil)
-			if err == nil {
-				err = change.Commit()
-			}
-			if err != nil {
-				return core.Unavailablef(err, "indexing %s failed; nothing was changed", cat)
+			for len(changed) > 0 {
+				part := changed[:min(len(changed), s.cfg.IndexChunk)]
+				changed = changed[len(part):]
+				indexed = append(indexed, keysAt(puts, part)...)
+				change, err := s.index.Prepare(ctx, resourcesAt(puts, part), nil)
+				if err == nil {
+					err = change.Commit()
+				}
+				if err != nil {
+					return core.Unavailablef(err, "indexing %s failed; nothing was changed", cat)
+				}
 			}
 			return nil
 		}
 		err = write()
-		for chunk, ok := second, true; ok && err == nil; chunk, ok = rest.next() {
+		for err == nil {
+			chunk, ok := rest.next()
+			if !ok {
+				err = rest.err
+				break
+			}
 			if err = d.add(ctx, chunk); err == nil {
 				err = write()
 			}
-		}
-		if err == nil {
-			err = rest.err
 		}
 		if err == nil {
 			res = d.result(started, s.now())

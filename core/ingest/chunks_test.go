@@ -419,6 +419,128 @@ func TestFileDiffedAsItIsMapped(t *testing.T) {
 	}
 }
 
+// TestFileWithAFewChangesHoldsNoReader: a file sent again with a few rows
+// changed, one in each of its chunks, is read and diffed beside readers:
+// while its last chunk is mapped, a reader gets through and finds the last
+// file whole (before, every chunk after the first was mapped and diffed
+// inside the publication, so readers waited for the whole file). Its
+// changes are searchable once it answers. A file whose change outgrows one
+// index chunk only in its last chunks is applied whole too.
+func TestFileWithAFewChangesHoldsNoReader(t *testing.T) {
+	ctx := context.Background()
+	store, index := storeAndIndex(t)
+	vis := core.NewVisibility()
+	svc := ingest.New(ingest.Config{IndexChunk: 50, BatchChunk: -1}, store, index, vis, nil, noEvents{}, ingest.Sources{}, quiet)
+	var readers sync.WaitGroup
+	defer readers.Wait()
+	var handed int
+	probeAt := 0 // the chunk whose mapping a reader probes (0: none)
+	var probed, held bool
+	var seen int // what the probing reader found under the new name
+	probe := func() {
+		if handed++; handed != probeAt {
+			return
+		}
+		probed = true
+		done := make(chan struct{})
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			defer close(done)
+			_ = vis.Read(nil, func() error {
+				hits, err := index.Search(ctx, core.TextQuery{Text: "kalksten", Limit: 100})
+				if err != nil {
+					t.Error(err)
+				}
+				seen = len(hits)
+				return nil
+			})
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second): // the reader waits for the publication, which waits for this chunk
+			held = true
+		}
+	}
+	files := ingest.NewFiles(svc, handing{handed: probe}, nil)
+	mapping := map[string]string{"id": "id", "name": "navn", "a1a3": "a1a3"}
+	file := func(rows int, name func(i int) string) core.IngestResult {
+		t.Helper()
+		var b strings.Builder
+		b.WriteString("id;navn;a1a3\n")
+		for i := range rows {
+			fmt.Fprintf(&b, "#K%04d;%s;%d,5\n", i, name(i), i)
+		}
+		handed, probed, held, seen = 0, false, false, -1
+		res, err := files.IngestFile(ctx, core.FileRequest{Catalog: core.DKBR, Filename: "k.csv", Data: []byte(b.String()), Mapping: mapping, Version: "K1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	found := func(q string) int {
+		hits, err := index.Search(ctx, core.TextQuery{Text: q, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(hits)
+	}
+	plain := func(i int) string { return fmt.Sprintf("Teglsten %d", i) }
+	if res := file(500, plain); res.Upserted != 500 {
+		t.Fatalf("first file: %+v", res)
+	}
+
+	// One row in each chunk renamed; a reader probes while the last chunk
+	// is mapped.
+	probeAt = 10
+	res := file(500, func(i int) string {
+		if i%50 == 7 {
+			return fmt.Sprintf("Kalksten %d", i)
+		}
+		return plain(i)
+	})
+	if !probed || held {
+		t.Fatalf("a reader was held back while the file's last chunk was mapped (probed %v): the diff ran inside the publication", probed)
+	}
+	if seen != 0 {
+		t.Errorf("the reader during the diff found %d renamed resources, want the last file whole (0)", seen)
+	}
+	if res.Upserted != 10 || res.Unchanged != 490 || found("kalksten") != 10 || found("teglsten") != 490 {
+		t.Fatalf("the file with a few changes: %+v; %d found under the new name, %d under the old", res, found("kalksten"), found("teglsten"))
+	}
+
+	// Sent again unchanged: nothing written, no reader held.
+	probeAt = 10
+	res = file(500, func(i int) string {
+		if i%50 == 7 {
+			return fmt.Sprintf("Kalksten %d", i)
+		}
+		return plain(i)
+	})
+	if held || res.Unchanged != 500 || res.Upserted != 0 {
+		t.Fatalf("the same file again: %+v, reader held %v", res, held)
+	}
+
+	// 100 new rows at the end: the change outgrows one chunk (50) only
+	// once the file is read, and is written whole.
+	probeAt = 0
+	res = file(600, func(i int) string {
+		if i >= 500 {
+			return fmt.Sprintf("Marmor %d", i)
+		}
+		if i%50 == 7 {
+			return fmt.Sprintf("Kalksten %d", i)
+		}
+		return plain(i)
+	})
+	if res.Upserted != 100 || res.Unchanged != 500 || found("marmor") != 100 {
+		t.Fatalf("a file that adds 100 rows at its end: %+v, %d of them found", res, found("marmor"))
+	}
+	if c, err := store.Count(ctx, core.DKBR); err != nil || c != 600 {
+		t.Fatalf("stored %d (%v), want 600", c, err)
+	}
+}
+
 // scans counts the store's Scan calls of dkbr.
 type scans struct {
 	*badgerstore.Store

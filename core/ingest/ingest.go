@@ -507,14 +507,24 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 	fed := pull(in)
 	defer fed.stop()
 	if w, ok := s.store.(ports.ChunkedApplier); ok && size < 0 && !dryRun && !rel.Complete {
-		// A file, read as it is diffed: once it proves larger than one
-		// chunk, it is written and indexed a chunk at a time (chunked.go).
-		if first, ok := fed.next(); ok {
-			if err := d.add(ctx, first); err != nil {
+		// A file, read as it is diffed. Its rows are diffed here, beside
+		// readers, for as long as what it changes fits one index chunk:
+		// a file sent again with a few rows changed (or none) is then
+		// written as a batch is, and readers wait milliseconds for it
+		// rather than for the reading and diffing of every row. Once its
+		// change holds more than one chunk of records, the rest is read,
+		// written and indexed a chunk at a time inside one publication
+		// (chunked.go), starting with what is diffed so far.
+		for {
+			chunk, ok := fed.next()
+			if !ok {
+				break
+			}
+			if err := d.add(ctx, chunk); err != nil {
 				return core.IngestResult{}, err
 			}
-			if second, more := fed.next(); more {
-				return s.applyChunked(ctx, rel, d, second, fed, w, meta, before, started, written)
+			if len(d.puts) > s.cfg.IndexChunk {
+				return s.applyChunked(ctx, rel, d, fed, w, meta, before, started, written)
 			}
 		}
 	}

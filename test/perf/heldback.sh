@@ -17,6 +17,8 @@
 #   test/perf/heldback.sh                 # ROWS=100000, PORT=18860
 #   KEPT=1 BIN=/tmp/cs-old test/perf/heldback.sh
 #   ROWS=100000 BATCH=5000 ROUNDS=5 test/perf/heldback.sh
+#   AGAIN=10 test/perf/heldback.sh        # the file applied once (unmeasured),
+#                                         # then again with its first 10 rows changed
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
@@ -39,6 +41,10 @@ if [ -n "$batch" ]; then
 else
   python3 test/perf/gencsv.py "$work/gen.csv" "$rows"
   db=dkbr
+  if [ -n "${AGAIN:-}" ]; then # the second upload: the first AGAIN rows' values changed
+    mv "$work/gen.csv" "$work/first.csv"
+    awk -F';' -v OFS=';' -v n="$AGAIN" 'NR > 1 && NR <= n + 1 { $4 = $4 "1" } { print }' "$work/first.csv" >"$work/gen.csv"
+  fi
 fi
 SERVICE_ADDR=127.0.0.1:$port SERVICE_DATA_DIR=$work/data SERVICE_BOOT_INGEST=false SERVICE_INGEST_INTERVAL=0 \
   SERVICE_EMBEDDER=$embedder SERVICE_LOG_LEVEL=warn SERVICE_MAX_UPLOAD=128MiB \
@@ -49,18 +55,22 @@ post() { # post FILE: a batch to POST /admin/resources; fails unless 200
   [ "$(curl -s -o "$work/post.out" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary @"$1" "$base/admin/resources")" = 200 ] ||
     { echo "POST /admin/resources: $(head -c 300 "$work/post.out")" >&2; exit 1; }
 }
+upload() { # upload FILE: the CSV to POST /admin/ingest/file into dkbr
+  curl -sf -o /dev/null -F "map.id=Sorterings ID" -F "map.name=Navn DK" -F "map.name_en=Navn DE/ENG" \
+    -F "map.a1a3=Global Opvarmning, modul A1-A3" -F "map.unit=Deklareret enhed (FU)" -F "map.conversion_value=Masse faktor" \
+    -F version=GEN -F "file=@$1" "$base/admin/ingest/file?catalog=dkbr"
+}
 change() { # the measured change, in the background
   if [ -n "$batch" ]; then
     for r in $(seq "${ROUNDS:-5}"); do post "$work/change-$r/batch-0001.json"; done
   else
-    curl -sf -o /dev/null -F "map.id=Sorterings ID" -F "map.name=Navn DK" -F "map.name_en=Navn DE/ENG" \
-      -F "map.a1a3=Global Opvarmning, modul A1-A3" -F "map.unit=Deklareret enhed (FU)" -F "map.conversion_value=Masse faktor" \
-      -F version=GEN -F "file=@$work/gen.csv" "$base/admin/ingest/file?catalog=dkbr"
+    upload "$work/gen.csv"
   fi
 }
 if [ -n "$batch" ]; then
   for f in "$work"/load/batch-*.json; do post "$f"; done
 fi
+if [ -n "${AGAIN:-}" ]; then upload "$work/first.csv"; fi
 change &
 apply=$!
 t0=$(date +%s.%N)
@@ -73,6 +83,7 @@ done
 wait $apply
 t1=$(date +%s.%N)
 what="apply of $rows rows"
+[ -n "${AGAIN:-}" ] && what="second apply of $rows rows, $AGAIN changed"
 [ -n "$batch" ] && what="${ROUNDS:-5} batches of $batch changed resources in a catalog of $rows"
 python3 - "$work/lat" "$(echo "$t1 - $t0" | bc)" "$what" "${KEPT:-0}" <<'PY'
 import sys
