@@ -127,13 +127,16 @@ type WriteCounter interface {
 
 // ChunkedApplier is a ResourceStore that writes a change too large to hold
 // in memory chunk by chunk and still all or nothing (the badger store, by
-// its undo journal). The ingest of a large file diffs, writes and indexes
-// a chunk at a time through it; a store without it gets the whole change
-// in one Apply.
+// its undo journal). The ingest of a large file diffs and writes a chunk
+// at a time through it, beside readers; a store without it gets the whole
+// change in one Apply.
 type ChunkedApplier interface {
 	// BeginApply starts a change of catalog. Until it ends, other writes of
-	// the catalog wait, and the records put are readable: the caller holds
-	// this process's readers back (core.Visibility) until Commit or Abort.
+	// the catalog wait, and the store's reads of the catalog see it as it
+	// was when the change began: the records put become readable at
+	// Commit, which the caller runs with this process's readers held back
+	// (core.Visibility) so that they see the store and the index change
+	// together.
 	BeginApply(ctx context.Context, catalog core.CatalogID) (ChunkedApply, error)
 }
 

@@ -42,6 +42,9 @@ func (s *Store) BeginApply(ctx context.Context, catalog core.CatalogID) (ports.C
 		return nil, err
 	}
 	c := &chunkedApply{s: s, catalog: catalog, lock: lock, start: time.Now()}
+	// Readers of the catalog see it as it is now until the change ends,
+	// before anything of it is written (pin.go).
+	s.pinCatalog(catalog)
 	err := s.openJournal(ctx, catalog)
 	if err == nil {
 		var mark []byte
@@ -136,6 +139,7 @@ var errAborted = errors.New("badgerstore: chunked change aborted")
 
 func (c *chunkedApply) end() {
 	c.ended = true
+	c.s.unpin(c.catalog) // committed or rolled back: the store as it is
 	c.s.leave()
 	c.lock.Unlock()
 }

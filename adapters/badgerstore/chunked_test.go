@@ -3,6 +3,8 @@ package badgerstore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/climatesearch/climatesearch/core"
@@ -39,12 +41,20 @@ func TestChunkedApplyIsWholeOrNothing(t *testing.T) {
 	// Aborted after some chunks.
 	tx, err := s.BeginApply(ctx, core.National)
 	must(t, err)
-	must(t, tx.Put(ctx, jgen(2).Put[:150]))
-	if got, _, _ := s.Get(ctx, core.Key{Catalog: core.National, ID: "00001"}); got.Resource.Version != "2" {
-		t.Fatalf("a record put is readable before Commit (readers are held back by the caller): %+v", got.Resource)
+	defer func(tx ports.ChunkedApply) { _ = tx.Abort(ctx) }(tx) // a failing check would leave Close waiting
+	must(t, tx.Put(ctx, jgen(2).Put[:250]))
+	// Until the change ends, the catalog reads as it was; another
+	// catalog's write meanwhile is read as it is, also beside it.
+	seesGen(t, s, 1)
+	d := core.Resource{ID: "D1", Catalog: core.DKBR, NameDA: "dansk", Version: "1"}
+	must(t, s.Apply(ctx, core.DKBR, ports.Changes{Put: []ports.StoredResource{{Resource: d, Hash: core.ContentHash(&d)}}}))
+	both, err := s.GetMany(ctx, []core.Key{{Catalog: core.National, ID: "00001"}, d.Key()})
+	if err != nil || len(both) != 2 || both[0].Resource.Version != "1" || both[1].Resource.NameDA != "dansk" {
+		t.Fatalf("national beside dkbr during a change of national: %+v, %v", both, err)
 	}
 	must(t, tx.Abort(ctx))
 	checkGen(t, s, 1)
+	seesGen(t, s, 1)
 	if err := tx.Put(ctx, jgen(2).Put[150:]); err == nil {
 		t.Fatal("Put after Abort")
 	}
@@ -76,6 +86,7 @@ func TestChunkedApplyIsWholeOrNothing(t *testing.T) {
 	// Committed whole; Abort then does nothing.
 	must(t, s.applyInChunks(ctx, core.National, jgen(2)))
 	checkGen(t, s, 2)
+	seesGen(t, s, 2)
 	must(t, s.Apply(ctx, core.National, jgen(3)))
 	checkGen(t, s, 3)
 }
@@ -98,4 +109,49 @@ func TestChunkedApplyCrash(t *testing.T) {
 		{point: "cleanup 2", want: 2},
 		{point: "chunk 2", want: 1, reopen: "restore 1"},
 	})
+}
+
+// seesGen fails unless every read of national (Count, Get, GetMany,
+// FindByID, Scan, ScanStates) shows generation g's resources.
+func seesGen(t *testing.T, s *Store, g int) {
+	t.Helper()
+	ctx := context.Background()
+	want := jgen(g).Put
+	v := strconv.Itoa(g)
+	if n, err := s.Count(ctx, core.National); err != nil || n != len(want) {
+		t.Fatalf("Count %d, %v; want the %d of generation %d", n, err, len(want), g)
+	}
+	if r, found, err := s.Get(ctx, core.Key{Catalog: core.National, ID: "00001"}); err != nil || !found || r.Resource.Version != v {
+		t.Fatalf("Get: %+v, %v, %v; want generation %d", r.Resource, found, err, g)
+	}
+	// The first id, and the first id beyond generation g.
+	many, err := s.GetMany(ctx, []core.Key{{Catalog: core.National, ID: "00000"}, {Catalog: core.National, ID: fmt.Sprintf("%05d", len(want))}})
+	if err != nil || len(many) != 1 || many[0].Resource.Version != v {
+		t.Fatalf("GetMany: %+v, %v; want one resource of generation %d", many, err, g)
+	}
+	if rs, err := s.FindByID(ctx, "00002"); err != nil || len(rs) != 1 || rs[0].Resource.Version != v {
+		t.Fatalf("FindByID: %+v, %v; want generation %d", rs, err, g)
+	}
+	n := 0
+	err = s.Scan(ctx, core.National, func(r ports.StoredResource) error {
+		if r.Resource.Version != v {
+			return fmt.Errorf("Scan: %s of version %s, want %s", r.Resource.ID, r.Resource.Version, v)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != len(want) {
+		t.Fatalf("Scan: %d resources, %v; want %d", n, err, len(want))
+	}
+	n = 0
+	err = s.ScanStates(ctx, core.National, func(st ports.ResourceState) error {
+		if st.Hash != want[n].Hash {
+			return fmt.Errorf("ScanStates: %s hash %s, want generation %d's", st.ID, st.Hash, g)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != len(want) {
+		t.Fatalf("ScanStates: %d states, %v; want %d", n, err, len(want))
+	}
 }

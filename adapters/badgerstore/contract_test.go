@@ -14,7 +14,7 @@ func TestStoreContract(t *testing.T) {
 			Open: func(t *testing.T) storetest.Store { return openT(t, dir) },
 			StoredHistory: func(t *testing.T, s storetest.Store) int {
 				t.Helper()
-				n, err := s.(*Store).countKeys([]byte(whHistPrefix))
+				n, err := s.(*Store).countKeys("", []byte(whHistPrefix))
 				if err != nil {
 					t.Fatal(err)
 				}

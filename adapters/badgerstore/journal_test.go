@@ -72,7 +72,7 @@ func TestLargeApplyIsWhole(t *testing.T) {
 // journalKeys counts the keys under jnl/.
 func journalKeys(t *testing.T, s *Store) int {
 	t.Helper()
-	n, err := s.countKeys([]byte(jnlPrefix))
+	n, err := s.countKeys("", []byte(jnlPrefix))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,6 +139,10 @@ type Store struct {
 	// failed Apply: its next Apply goes through the journal, which rolls it
 	// back first. Read and written under the catalog's applyLock.
 	torn map[core.CatalogID]bool
+	// pins are the read views of the catalogs with a chunked change
+	// running (pin.go).
+	pinMu sync.RWMutex
+	pins  map[core.CatalogID]*pin
 	// written counts value-log bytes written since the last settle;
 	// settleAt is how many make the next one due (see settle).
 	written  atomic.Int64
@@ -203,7 +207,8 @@ func Open(dir string, log *zap.Logger) (*Store, error) {
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
 	s := &Store{db: db, log: log, stopGC: make(chan struct{}), gcDone: make(chan struct{}),
-		settleCh: make(chan struct{}, 1), applyLocks: map[core.CatalogID]*sync.RWMutex{}, torn: map[core.CatalogID]bool{}}
+		settleCh: make(chan struct{}, 1), applyLocks: map[core.CatalogID]*sync.RWMutex{}, torn: map[core.CatalogID]bool{},
+		pins: map[core.CatalogID]*pin{}}
 	for _, c := range core.Catalogs {
 		s.applyLocks[c] = new(sync.RWMutex)
 	}
@@ -528,7 +533,7 @@ func (s *Store) Get(ctx context.Context, key core.Key) (res ports.StoredResource
 		return res, false, err
 	}
 	defer s.leave()
-	err = s.db.View(func(txn *badger.Txn) error {
+	err = s.view(key.Catalog, func(txn *badger.Txn) error {
 		res, found, err = s.get(txn, key)
 		return err
 	})
@@ -536,16 +541,17 @@ func (s *Store) Get(ctx context.Context, key core.Key) (res ports.StoredResource
 }
 
 // GetMany returns the existing resources of keys, in the order of keys, read
-// from one snapshot.
+// from one snapshot (for a catalog with a chunked change running, its read
+// view; pin.go).
 func (s *Store) GetMany(ctx context.Context, keys []core.Key) ([]ports.StoredResource, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
 	defer s.leave()
 	out := make([]ports.StoredResource, 0, len(keys))
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.views(func(txnOf func(core.CatalogID) *badger.Txn) error {
 		for _, k := range keys {
-			r, found, err := s.get(txn, k)
+			r, found, err := s.get(txnOf(k.Catalog), k)
 			if err != nil {
 				return err
 			}
@@ -574,7 +580,7 @@ func (s *Store) FindByID(ctx context.Context, id string) ([]ports.StoredResource
 // one snapshot. An error from fn stops the scan and is returned as is. fn
 // may call the store but not Close, which would wait for the scan itself.
 func (s *Store) Scan(ctx context.Context, catalog core.CatalogID, fn func(ports.StoredResource) error) error {
-	return s.each(ctx, resCatalogPrefix(catalog), true, func(item *badger.Item) error {
+	return s.each(ctx, catalog, resCatalogPrefix(catalog), true, func(item *badger.Item) error {
 		r, err := s.decode(item)
 		if err != nil {
 			return err
@@ -584,14 +590,16 @@ func (s *Store) Scan(ctx context.Context, catalog core.CatalogID, fn func(ports.
 }
 
 // each calls fn with every item under prefix, in key order, from one
-// snapshot. prefetch reads values ahead of fn, for a caller that reads
-// every value whole; without it fn reads each in place.
-func (s *Store) each(ctx context.Context, prefix []byte, prefetch bool, fn func(*badger.Item) error) error {
+// snapshot: the read view of catalog while a chunked change of it runs
+// (pin.go; "" for keys of no catalog). prefetch reads values ahead of fn,
+// for a caller that reads every value whole; without it fn reads each in
+// place.
+func (s *Store) each(ctx context.Context, catalog core.CatalogID, prefix []byte, prefetch bool, fn func(*badger.Item) error) error {
 	if err := s.enter(ctx); err != nil {
 		return err
 	}
 	defer s.leave()
-	return s.db.View(func(txn *badger.Txn) error {
+	return s.view(catalog, func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
 		opts.Prefix = prefix
 		opts.PrefetchValues = prefetch
@@ -617,7 +625,7 @@ var _ ports.StateScanner = (*Store)(nil)
 // not end as stateOf expects is decoded whole.
 func (s *Store) ScanStates(ctx context.Context, catalog core.CatalogID, fn func(ports.ResourceState) error) error {
 	prefix := resCatalogPrefix(catalog)
-	return s.each(ctx, prefix, false, func(item *badger.Item) error {
+	return s.each(ctx, catalog, prefix, false, func(item *badger.Item) error {
 		st := ports.ResourceState{ID: string(item.Key()[len(prefix):])}
 		var ok bool
 		err := item.Value(func(v []byte) error {
@@ -671,13 +679,14 @@ func (s *Store) Count(ctx context.Context, catalog core.CatalogID) (int, error) 
 		return 0, err
 	}
 	defer s.leave()
-	return s.countKeys(resCatalogPrefix(catalog))
+	return s.countKeys(catalog, resCatalogPrefix(catalog))
 }
 
-// countKeys counts the keys under prefix, reading no values.
-func (s *Store) countKeys(prefix []byte) (int, error) {
+// countKeys counts the keys under prefix, reading no values, in the read
+// view of catalog ("" for keys of no catalog) when it has one.
+func (s *Store) countKeys(catalog core.CatalogID, prefix []byte) (int, error) {
 	n := 0
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(catalog, func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
 		opts.Prefix = prefix
 		opts.PrefetchValues = false

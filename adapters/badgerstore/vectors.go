@@ -129,7 +129,7 @@ func (s *Store) PutVectors(ctx context.Context, embedderID string, vs []ports.St
 // ScanVectors calls fn for every stored vector of the embedder.
 func (s *Store) ScanVectors(ctx context.Context, embedderID string, fn func(ports.StoredVector) error) error {
 	prefix := vecEmbedderPrefix(embedderID)
-	return s.each(ctx, prefix, true, func(item *badger.Item) error {
+	return s.each(ctx, "", prefix, true, func(item *badger.Item) error {
 		val, err := item.ValueCopy(nil)
 		if err != nil {
 			return storeErr("scan vectors", err)
@@ -149,7 +149,7 @@ var _ ports.VectorHashScanner = (*Store)(nil)
 // coordinates undecoded.
 func (s *Store) ScanVectorHashes(ctx context.Context, embedderID string, catalog core.CatalogID, fn func(id, hash string) error) error {
 	prefix := append(vecEmbedderPrefix(embedderID), string(catalog)+"/"...)
-	return s.each(ctx, prefix, false, func(item *badger.Item) error {
+	return s.each(ctx, "", prefix, false, func(item *badger.Item) error {
 		var hash string
 		err := item.Value(func(val []byte) error {
 			h, _, _, ok := splitVec(val)

@@ -900,7 +900,7 @@ func (s *Store) Pending(ctx context.Context, destinationID string) (int, error) 
 		return 0, err
 	}
 	defer s.leave()
-	n, err := s.countKeys(prefix)
+	n, err := s.countKeys("", prefix)
 	if err != nil {
 		return 0, storeErr("count webhook deliveries", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -419,14 +420,18 @@ func TestFileDiffedAsItIsMapped(t *testing.T) {
 	}
 }
 
-// TestFileWithAFewChangesHoldsNoReader: a file sent again with a few rows
-// changed, one in each of its chunks, is read and diffed beside readers:
-// while its last chunk is mapped, a reader gets through and finds the last
-// file whole (before, every chunk after the first was mapped and diffed
-// inside the publication, so readers waited for the whole file). Its
-// changes are searchable once it answers. A file whose change outgrows one
-// index chunk only in its last chunks is applied whole too.
-func TestFileWithAFewChangesHoldsNoReader(t *testing.T) {
+// TestFileAppliedBesideReaders: a file whose new and changed rows number
+// one index chunk at most is read, diffed and written beside readers.
+// While its last chunk is mapped, a reader gets through and finds the last
+// file whole (before, every chunk after the first was mapped, diffed,
+// written and indexed inside the publication, so readers waited for the
+// whole file): a file sent again with a few rows changed, one in each of
+// its chunks; the same file again; one whose change outgrows one index
+// chunk only in its last chunks; the same rows under a new version,
+// written a chunk at a time (every record changes, none of the index).
+// Each one's changes are searchable once it answers, and one that renames
+// every row is applied whole.
+func TestFileAppliedBesideReaders(t *testing.T) {
 	ctx := context.Background()
 	store, index := storeAndIndex(t)
 	vis := core.NewVisibility()
@@ -436,7 +441,14 @@ func TestFileWithAFewChangesHoldsNoReader(t *testing.T) {
 	var handed int
 	probeAt := 0 // the chunk whose mapping a reader probes (0: none)
 	var probed, held bool
-	var seen int // what the probing reader found under the new name
+	var seen string // what the probing reader found (peek)
+	peek := func() string { // how many resources are found under the new name
+		hits, err := index.Search(ctx, core.TextQuery{Text: "kalksten", Limit: 100})
+		if err != nil {
+			t.Error(err)
+		}
+		return strconv.Itoa(len(hits))
+	}
 	probe := func() {
 		if handed++; handed != probeAt {
 			return
@@ -448,11 +460,7 @@ func TestFileWithAFewChangesHoldsNoReader(t *testing.T) {
 			defer readers.Done()
 			defer close(done)
 			_ = vis.Read(nil, func() error {
-				hits, err := index.Search(ctx, core.TextQuery{Text: "kalksten", Limit: 100})
-				if err != nil {
-					t.Error(err)
-				}
-				seen = len(hits)
+				seen = peek()
 				return nil
 			})
 		}()
@@ -464,6 +472,7 @@ func TestFileWithAFewChangesHoldsNoReader(t *testing.T) {
 	}
 	files := ingest.NewFiles(svc, handing{handed: probe}, nil)
 	mapping := map[string]string{"id": "id", "name": "navn", "a1a3": "a1a3"}
+	version := "K1"
 	file := func(rows int, name func(i int) string) core.IngestResult {
 		t.Helper()
 		var b strings.Builder
@@ -471,8 +480,8 @@ func TestFileWithAFewChangesHoldsNoReader(t *testing.T) {
 		for i := range rows {
 			fmt.Fprintf(&b, "#K%04d;%s;%d,5\n", i, name(i), i)
 		}
-		handed, probed, held, seen = 0, false, false, -1
-		res, err := files.IngestFile(ctx, core.FileRequest{Catalog: core.DKBR, Filename: "k.csv", Data: []byte(b.String()), Mapping: mapping, Version: "K1"})
+		handed, probed, held, seen = 0, false, false, ""
+		res, err := files.IngestFile(ctx, core.FileRequest{Catalog: core.DKBR, Filename: "k.csv", Data: []byte(b.String()), Mapping: mapping, Version: version})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -502,8 +511,8 @@ func TestFileWithAFewChangesHoldsNoReader(t *testing.T) {
 	if !probed || held {
 		t.Fatalf("a reader was held back while the file's last chunk was mapped (probed %v): the diff ran inside the publication", probed)
 	}
-	if seen != 0 {
-		t.Errorf("the reader during the diff found %d renamed resources, want the last file whole (0)", seen)
+	if seen != "0" {
+		t.Errorf("the reader during the diff found %s renamed resources, want the last file whole (0)", seen)
 	}
 	if res.Upserted != 10 || res.Unchanged != 490 || found("kalksten") != 10 || found("teglsten") != 490 {
 		t.Fatalf("the file with a few changes: %+v; %d found under the new name, %d under the old", res, found("kalksten"), found("teglsten"))
@@ -538,6 +547,43 @@ func TestFileWithAFewChangesHoldsNoReader(t *testing.T) {
 	}
 	if c, err := store.Count(ctx, core.DKBR); err != nil || c != 600 {
 		t.Fatalf("stored %d (%v), want 600", c, err)
+	}
+
+	// The same rows under a new version: every record is written again, a
+	// chunk at a time, while readers read the last file.
+	versionOf := func(id string) string {
+		r, _, err := store.Get(ctx, core.Key{Catalog: core.DKBR, ID: id})
+		if err != nil {
+			t.Error(err)
+		}
+		return r.Resource.Version
+	}
+	peek = func() string { return versionOf("#K0000") } // written in the first chunk
+	version, probeAt = "K22", 12
+	res = file(600, func(i int) string {
+		if i >= 500 {
+			return fmt.Sprintf("Marmor %d", i)
+		}
+		if i%50 == 7 {
+			return fmt.Sprintf("Kalksten %d", i)
+		}
+		return plain(i)
+	})
+	if !probed || held {
+		t.Fatalf("a reader was held back while a new version's last chunk was mapped (probed %v)", probed)
+	}
+	if seen != "K1" {
+		t.Errorf("the reader during the new version read version %q, want the last file's K1", seen)
+	}
+	if res.Unchanged != 600 || versionOf("#K0000") != "K22" || versionOf("#K0599") != "K22" || found("marmor") != 100 {
+		t.Fatalf("the new version: %+v, versions %s and %s", res, versionOf("#K0000"), versionOf("#K0599"))
+	}
+
+	// Every row renamed: written and indexed whole.
+	probeAt = 0
+	res = file(600, func(i int) string { return fmt.Sprintf("Kalksten %d", i) })
+	if res.Upserted != 590 || found("kalksten") != 600 || found("teglsten")+found("marmor") != 0 {
+		t.Fatalf("the renaming file: %+v; %d found under the new name, %d under the old ones", res, found("kalksten"), found("teglsten")+found("marmor"))
 	}
 }
 

@@ -19,6 +19,7 @@
 #   ROWS=100000 BATCH=5000 ROUNDS=5 test/perf/heldback.sh
 #   AGAIN=10 test/perf/heldback.sh        # the file applied once (unmeasured),
 #                                         # then again with its first 10 rows changed
+#   AGAIN=0 VERSION=GEN2 test/perf/heldback.sh  # ... unchanged but for its version
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
@@ -58,13 +59,13 @@ post() { # post FILE: a batch to POST /admin/resources; fails unless 200
 upload() { # upload FILE: the CSV to POST /admin/ingest/file into dkbr
   curl -sf -o /dev/null -F "map.id=Sorterings ID" -F "map.name=Navn DK" -F "map.name_en=Navn DE/ENG" \
     -F "map.a1a3=Global Opvarmning, modul A1-A3" -F "map.unit=Deklareret enhed (FU)" -F "map.conversion_value=Masse faktor" \
-    -F version=GEN -F "file=@$1" "$base/admin/ingest/file?catalog=dkbr"
+    -F "version=${2:-GEN}" -F "file=@$1" "$base/admin/ingest/file?catalog=dkbr"
 }
 change() { # the measured change, in the background
   if [ -n "$batch" ]; then
     for r in $(seq "${ROUNDS:-5}"); do post "$work/change-$r/batch-0001.json"; done
   else
-    upload "$work/gen.csv"
+    upload "$work/gen.csv" "${VERSION:-GEN}"
   fi
 }
 if [ -n "$batch" ]; then
