@@ -441,7 +441,7 @@ func TestFileAppliedBesideReaders(t *testing.T) {
 	var handed int
 	probeAt := 0 // the chunk whose mapping a reader probes (0: none)
 	var probed, held bool
-	var seen string // what the probing reader found (peek)
+	var seen string         // what the probing reader found (peek)
 	peek := func() string { // how many resources are found under the new name
 		hits, err := index.Search(ctx, core.TextQuery{Text: "kalksten", Limit: 100})
 		if err != nil {
