@@ -541,8 +541,8 @@ func (s *Store) Get(ctx context.Context, key core.Key) (res ports.StoredResource
 }
 
 // GetMany returns the existing resources of keys, in the order of keys, read
-// from one snapshot (for a catalog with a chunked change running, its read
-// view; pin.go).
+// from one snapshot per catalog (for a catalog with a chunked change
+// running, its read view; pin.go).
 func (s *Store) GetMany(ctx context.Context, keys []core.Key) ([]ports.StoredResource, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err

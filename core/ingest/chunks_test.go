@@ -495,6 +495,20 @@ func TestFileAppliedBesideReaders(t *testing.T) {
 		return len(hits)
 	}
 	plain := func(i int) string { return fmt.Sprintf("Teglsten %d", i) }
+	// One row in each chunk of 50 renamed.
+	someRenamed := func(i int) string {
+		if i%50 == 7 {
+			return fmt.Sprintf("Kalksten %d", i)
+		}
+		return plain(i)
+	}
+	// And 100 rows more.
+	grown := func(i int) string {
+		if i >= 500 {
+			return fmt.Sprintf("Marmor %d", i)
+		}
+		return someRenamed(i)
+	}
 	if res := file(500, plain); res.Upserted != 500 {
 		t.Fatalf("first file: %+v", res)
 	}
@@ -502,12 +516,7 @@ func TestFileAppliedBesideReaders(t *testing.T) {
 	// One row in each chunk renamed; a reader probes while the last chunk
 	// is mapped.
 	probeAt = 10
-	res := file(500, func(i int) string {
-		if i%50 == 7 {
-			return fmt.Sprintf("Kalksten %d", i)
-		}
-		return plain(i)
-	})
+	res := file(500, someRenamed)
 	if !probed || held {
 		t.Fatalf("a reader was held back while the file's last chunk was mapped (probed %v): the diff ran inside the publication", probed)
 	}
@@ -520,28 +529,15 @@ func TestFileAppliedBesideReaders(t *testing.T) {
 
 	// Sent again unchanged: nothing written, no reader held.
 	probeAt = 10
-	res = file(500, func(i int) string {
-		if i%50 == 7 {
-			return fmt.Sprintf("Kalksten %d", i)
-		}
-		return plain(i)
-	})
-	if held || res.Unchanged != 500 || res.Upserted != 0 {
-		t.Fatalf("the same file again: %+v, reader held %v", res, held)
+	res = file(500, someRenamed)
+	if !probed || held || seen != "10" || res.Unchanged != 500 || res.Upserted != 0 {
+		t.Fatalf("the same file again: %+v, reader probed %v, held %v, found %s", res, probed, held, seen)
 	}
 
 	// 100 new rows at the end: the change outgrows one chunk (50) only
 	// once the file is read, and is written whole.
 	probeAt = 0
-	res = file(600, func(i int) string {
-		if i >= 500 {
-			return fmt.Sprintf("Marmor %d", i)
-		}
-		if i%50 == 7 {
-			return fmt.Sprintf("Kalksten %d", i)
-		}
-		return plain(i)
-	})
+	res = file(600, grown)
 	if res.Upserted != 100 || res.Unchanged != 500 || found("marmor") != 100 {
 		t.Fatalf("a file that adds 100 rows at its end: %+v, %d of them found", res, found("marmor"))
 	}
@@ -560,15 +556,7 @@ func TestFileAppliedBesideReaders(t *testing.T) {
 	}
 	peek = func() string { return versionOf("#K0000") } // written in the first chunk
 	version, probeAt = "K22", 12
-	res = file(600, func(i int) string {
-		if i >= 500 {
-			return fmt.Sprintf("Marmor %d", i)
-		}
-		if i%50 == 7 {
-			return fmt.Sprintf("Kalksten %d", i)
-		}
-		return plain(i)
-	})
+	res = file(600, grown)
 	if !probed || held {
 		t.Fatalf("a reader was held back while a new version's last chunk was mapped (probed %v)", probed)
 	}

@@ -512,9 +512,9 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 		// a file sent again with a few rows changed (or none) is then
 		// written as a batch is, and readers wait milliseconds for it
 		// rather than for the reading and diffing of every row. Once its
-		// change holds more than one chunk of records, the rest is read,
-		// written and indexed a chunk at a time inside one publication
-		// (chunked.go), starting with what is diffed so far.
+		// change holds more than one chunk of records, the rest is read
+		// and written a chunk at a time through the store's chunked
+		// change, starting with what is diffed so far (chunked.go).
 		for {
 			chunk, ok := fed.next()
 			if !ok {

@@ -85,6 +85,7 @@ wait $apply
 t1=$(date +%s.%N)
 what="apply of $rows rows"
 [ -n "${AGAIN:-}" ] && what="second apply of $rows rows, $AGAIN changed"
+[ -n "${VERSION:-}" ] && what="$what, under version $VERSION"
 [ -n "$batch" ] && what="${ROUNDS:-5} batches of $batch changed resources in a catalog of $rows"
 python3 - "$work/lat" "$(echo "$t1 - $t0" | bc)" "$what" "${KEPT:-0}" <<'PY'
 import sys
