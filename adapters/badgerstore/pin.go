@@ -18,8 +18,11 @@ import (
 // vectors, webhooks), read the store as it is.
 
 // pin is the read view of a catalog during a chunked change. Readers
-// share its transaction; the last one out after the change ended
-// discards it.
+// share its transaction, which a read-only badger transaction allows: it
+// keeps no state per read (only update transactions track their reads)
+// and counts its iterators atomically (TestReadsDuringAChunkedChange runs
+// readers on one under -race). The last reader out after the change ended
+// discards it; an open iterator would make Discard panic.
 type pin struct {
 	txn *badger.Txn
 
