@@ -8,13 +8,12 @@ import (
 	"github.com/climatesearch/climatesearch/ports"
 )
 
-// applyChunked applies a file whose change is larger than one index chunk
-// through a store that writes a change chunk by chunk
-// (ports.ChunkedApplier): each chunk is diffed and written before the next
-// is mapped, so the apply holds one chunk of resources instead of the
-// file's (a million-row file's records, held for one Apply, were most of
-// its peak). d has diffed the first chunks (their change is larger than
-// one index chunk); rest holds the others.
+// applyChunked applies a file larger than one chunk through a store that
+// writes a change chunk by chunk (ports.ChunkedApplier): each chunk is
+// diffed and written before the next is mapped, so the apply holds one
+// chunk of resources instead of the file's (a million-row file's records,
+// held for one Apply, were most of its peak). d has diffed the first
+// chunk; second is the next, rest the others.
 //
 // The records are written beside readers, for whom the store reads as it
 // was until the change commits (ports.ChunkedApply), for as long as the
@@ -28,7 +27,7 @@ import (
 // not at all, as with Apply. A change that fails part way is rolled back
 // in the store, and the index is put back from the store for the chunks
 // it had taken (restoreIndex).
-func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, rest *pulled,
+func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, second []core.Resource, rest *pulled,
 	w ports.ChunkedApplier, meta core.CatalogMeta, before core.CatalogCounts, started time.Time, written func()) (core.IngestResult, error) {
 	cat := rel.Catalog
 	tx, err := w.BeginApply(ctx, cat)
@@ -76,7 +75,10 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, r
 	// next diffs and writes the next chunk; more is false once the file
 	// is read.
 	next := func() (more bool, err error) {
-		chunk, ok := rest.next()
+		chunk, ok := second, second != nil
+		if second = nil; !ok {
+			chunk, ok = rest.next()
+		}
 		if !ok {
 			return false, rest.err
 		}

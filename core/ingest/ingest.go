@@ -507,24 +507,16 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 	fed := pull(in)
 	defer fed.stop()
 	if w, ok := s.store.(ports.ChunkedApplier); ok && size < 0 && !dryRun && !rel.Complete {
-		// A file, read as it is diffed. Its rows are diffed here, beside
-		// readers, for as long as what it changes fits one index chunk:
-		// a file sent again with a few rows changed (or none) is then
-		// written as a batch is, and readers wait milliseconds for it
-		// rather than for the reading and diffing of every row. Once its
-		// change holds more than one chunk of records, the rest is read
-		// and written a chunk at a time through the store's chunked
-		// change, starting with what is diffed so far (chunked.go).
-		for {
-			chunk, ok := fed.next()
-			if !ok {
-				break
-			}
-			if err := d.add(ctx, chunk); err != nil {
+		// A file, read as it is diffed: once it proves larger than one
+		// chunk, it is diffed and written a chunk at a time through the
+		// store's chunked change, beside readers while the index has
+		// little to take (chunked.go).
+		if first, ok := fed.next(); ok {
+			if err := d.add(ctx, first); err != nil {
 				return core.IngestResult{}, err
 			}
-			if len(d.puts) > s.cfg.IndexChunk {
-				return s.applyChunked(ctx, rel, d, fed, w, meta, before, started, written)
+			if second, more := fed.next(); more {
+				return s.applyChunked(ctx, rel, d, second, fed, w, meta, before, started, written)
 			}
 		}
 	}
