@@ -206,8 +206,8 @@ func TestReadsDuringAChunkedChange(t *testing.T) {
 				if r, found, err := s.Get(ctx, core.Key{Catalog: core.National, ID: "00150"}); err != nil || !found {
 					t.Errorf("Get: %v, %v", found, err)
 					return
-				} else if r.Resource.Version == "" {
-					t.Errorf("Get: a resource without a version")
+				} else if v := r.Resource.Version; v != "1" && v != "2" && v != "3" {
+					t.Errorf("Get: version %q, of no generation", v)
 					return
 				}
 				reads.Add(1)
