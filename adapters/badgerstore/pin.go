@@ -32,7 +32,7 @@ type pin struct {
 }
 
 // pinCatalog takes the read view of catalog for a chunked change that
-// begins now; unpin ends it.
+// begins now, before it writes anything; unpin ends it.
 func (s *Store) pinCatalog(catalog core.CatalogID) {
 	p := &pin{txn: s.db.NewTransaction(false)}
 	s.pinMu.Lock()
@@ -40,16 +40,14 @@ func (s *Store) pinCatalog(catalog core.CatalogID) {
 	s.pinMu.Unlock()
 }
 
-// unpin ends the read view of catalog: reads from now on see the store as
-// it is; the view's transaction is discarded once its last reader is done.
+// unpin ends the read view of catalog, once its change has committed or
+// rolled back: reads from now on see the store as it is; the view's
+// transaction is discarded once its last reader is done.
 func (s *Store) unpin(catalog core.CatalogID) {
 	s.pinMu.Lock()
 	p := s.pins[catalog]
 	delete(s.pins, catalog)
 	s.pinMu.Unlock()
-	if p == nil {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ended = true
@@ -58,22 +56,10 @@ func (s *Store) unpin(catalog core.CatalogID) {
 	}
 }
 
-// pinned returns the read view of catalog, acquired (release it), or nil
-// when no chunked change of catalog runs.
-func (s *Store) pinned(catalog core.CatalogID) *pin {
-	s.pinMu.RLock()
-	p := s.pins[catalog]
-	s.pinMu.RUnlock()
-	if p == nil {
-		return nil
-	}
+func (p *pin) acquire() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ended {
-		return nil // ended meanwhile: the store as it is
-	}
 	p.users++
-	return p
+	p.mu.Unlock()
 }
 
 func (p *pin) release() {
@@ -84,43 +70,40 @@ func (p *pin) release() {
 	}
 }
 
-// view runs fn in the read view of catalog, or in a new read transaction
-// when it has none.
-func (s *Store) view(catalog core.CatalogID, fn func(txn *badger.Txn) error) error {
-	if p := s.pinned(catalog); p != nil {
-		defer p.release()
-		return fn(p.txn)
-	}
-	return s.db.View(fn)
-}
-
 // views runs fn with a read transaction per catalog (txnOf): a catalog's
 // read view while a chunked change of it runs, else one new read
-// transaction that the other catalogs share. Each catalog's is chosen
-// once per call.
+// transaction that the other catalogs share. Both are taken under pinMu,
+// so no change begins or ends between them: a catalog without a view is
+// read from a transaction that predates any write of a change begun
+// since, or follows the end of one ended since.
 func (s *Store) views(fn func(txnOf func(core.CatalogID) *badger.Txn) error) error {
-	return s.db.View(func(now *badger.Txn) error {
-		var held map[core.CatalogID]*pin // nil entries: no view, now
-		defer func() {
-			for _, p := range held {
-				if p != nil {
-					p.release()
-				}
-			}
-		}()
-		return fn(func(c core.CatalogID) *badger.Txn {
-			p, chosen := held[c]
-			if !chosen {
-				p = s.pinned(c)
-				if held == nil {
-					held = map[core.CatalogID]*pin{}
-				}
-				held[c] = p
-			}
-			if p != nil {
-				return p.txn
-			}
-			return now
-		})
+	var pins map[core.CatalogID]*pin // nil while no change runs
+	s.pinMu.RLock()
+	for c, p := range s.pins { // live: unpin removes a pin before it ends it
+		p.acquire()
+		if pins == nil {
+			pins = make(map[core.CatalogID]*pin, len(s.pins))
+		}
+		pins[c] = p
+	}
+	now := s.db.NewTransaction(false)
+	s.pinMu.RUnlock()
+	defer func() {
+		now.Discard()
+		for _, p := range pins {
+			p.release()
+		}
+	}()
+	return fn(func(c core.CatalogID) *badger.Txn {
+		if p := pins[c]; p != nil {
+			return p.txn
+		}
+		return now
 	})
+}
+
+// view runs fn in the read view of catalog, or in a new read transaction
+// when it has none (views).
+func (s *Store) view(catalog core.CatalogID, fn func(txn *badger.Txn) error) error {
+	return s.views(func(txnOf func(core.CatalogID) *badger.Txn) error { return fn(txnOf(catalog)) })
 }

@@ -34,9 +34,13 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, s
 	if err != nil {
 		return core.IngestResult{}, core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
 	}
-	var changed []core.Key   // new and changed resources, for the vectors
-	var held []core.Resource // of them, those the index has yet to take
-	var indexed []core.Key   // those it took
+	var held []core.Resource // new and changed resources the index has yet to take
+	var indexed []core.Key   // those it took (all of them once committed)
+	abort := func() {
+		if aerr := tx.Abort(context.WithoutCancel(ctx)); aerr != nil {
+			s.log.ErrorContext(ctx, "rolling back a chunked write failed; the store rolls it back at the next write or start", "catalog", cat, "error", aerr)
+		}
+	}
 	// write stores what the diff has so far and holds its new and changed
 	// resources for the index.
 	write := func() error {
@@ -47,7 +51,6 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, s
 		if err := tx.Put(ctx, puts); err != nil {
 			return core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
 		}
-		changed = append(changed, keysAt(puts, at)...)
 		held = append(held, resourcesAt(puts, at)...)
 		return nil
 	}
@@ -93,43 +96,41 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, s
 	for err == nil && more && len(held) <= s.cfg.IndexChunk {
 		more, err = next() // beside readers
 	}
+	if err != nil {
+		abort() // the index has taken nothing yet
+		return core.IngestResult{}, err
+	}
 	var res core.IngestResult
 	var events []core.Event
-	if err == nil {
-		err = s.vis.Publish(func() error {
-			err := index()
-			for err == nil && more {
-				if more, err = next(); err == nil {
-					err = index()
-				}
+	err = s.vis.Publish(func() error {
+		err := index()
+		for err == nil && more {
+			if more, err = next(); err == nil {
+				err = index()
 			}
-			if err == nil {
-				res = d.result(started, s.now())
-				rel.Version = res.Version
-				meta.Counts = d.counted(before)
-				events = s.record(&meta, rel, &res, d.changes)
-				if err = tx.Commit(ctx, &meta, events); err != nil {
-					err = core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
-				}
+		}
+		if err == nil {
+			res = d.result(started, s.now())
+			rel.Version = res.Version
+			meta.Counts = d.counted(before)
+			events = s.record(&meta, rel, &res, d.changes)
+			if err = tx.Commit(ctx, &meta, events); err != nil {
+				err = core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
 			}
-			if err != nil {
-				if aerr := tx.Abort(context.WithoutCancel(ctx)); aerr != nil {
-					s.log.ErrorContext(ctx, "rolling back a chunked write failed; the store rolls it back at the next write or start", "catalog", cat, "error", aerr)
-				}
-				s.restoreIndex(context.WithoutCancel(ctx), cat, indexed)
-				return err
-			}
-			s.wrote(cat, meta.Counter, res.Upserted)
-			return nil
-		})
-	} else if aerr := tx.Abort(context.WithoutCancel(ctx)); aerr != nil {
-		s.log.ErrorContext(ctx, "rolling back a chunked write failed; the store rolls it back at the next write or start", "catalog", cat, "error", aerr)
-	}
+		}
+		if err != nil {
+			abort()
+			s.restoreIndex(context.WithoutCancel(ctx), cat, indexed)
+			return err
+		}
+		s.wrote(cat, meta.Counter, res.Upserted)
+		return nil
+	})
 	if err != nil {
 		return core.IngestResult{}, err
 	}
 	written()
-	s.queueVectors(cat, changed, nil) // in the background: a file of several chunks
+	s.queueVectors(cat, indexed, nil) // in the background: a file of several chunks
 	return s.applied(ctx, res, events), nil
 }
 
