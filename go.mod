@@ -112,3 +112,5 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/blugelabs/ice => ./third_party/ice
