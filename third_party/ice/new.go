@@ -427,9 +427,10 @@ func (s *interim) prepareDictsForDocument(result segment.Document, pidNext, totL
 }
 
 // docPrep is what prepareDictsForDocument keeps while it walks a
-// document. Its visitors are method values made once per interim: closures
-// made for every field and term of every document were most of what a
-// segment's build allocated.
+// document. Its visitors are method values made once per interim: the
+// closures they replace were allocated for every field and every term of
+// every document, since the interfaces they were handed to let them
+// escape.
 type docPrep struct {
 	s                        *interim
 	pidNext, totLocs, totTFs int
