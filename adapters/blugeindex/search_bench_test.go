@@ -353,3 +353,25 @@ func BenchmarkRealCatalogSearch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRanked times the cut of a candidate list whose depth-th score is
+// held by most of it, as a word most of a large catalog holds gives:
+// RANKED_N (default 1,000,000) candidates in three scores, depth 50.
+//
+//	go test -run '^$' -bench Ranked -count 3 ./adapters/blugeindex/
+func BenchmarkRanked(b *testing.B) {
+	n := synth.Size(b, "RANKED_N", 1000000)
+	cands := make([]scoredDoc, n)
+	ids := make([]string, n)
+	for i := range cands {
+		cands[i] = scoredDoc{doc: uint64(i), score: float64(1 + (i*7919)%3)}
+		ids[i] = fmt.Sprintf("dkbr:G%07d", (i*104729)%n)
+	}
+	id := func(doc uint64) (string, error) { return ids[doc], nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ranked(cands, 50, id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -700,38 +700,109 @@ func (t *topScores) add(s float64) bool {
 // documents and reading each one's stored _id decompressed its chunk of
 // stored resources (at 300,000 resources a dozen searches mapped 167 MiB
 // of them in; PERFORMANCE.md 12w).
+//
+// It sorts only what it keeps. A word most of a large catalog holds gives
+// a tie group of hundreds of thousands at the depth-th score, and sorting
+// them all by key was a second of CPU at a million (PERFORMANCE.md 12ze):
+// the depth-th best score is found first, the candidates above it are
+// fewer than depth, and of those scoring as it only the first by key are
+// kept, through a heap of the room left.
 func ranked(cands []scoredDoc, depth int, idOf func(doc uint64) (string, error)) ([]core.Scored, error) {
-	type keyed struct {
-		core.Scored
-		id string
+	if depth <= 0 {
+		return []core.Scored{}, nil
 	}
-	out := make([]keyed, len(cands))
-	for i, c := range cands {
+	top := newTopScores(depth)
+	for _, c := range cands {
+		top.add(c.score)
+	}
+	last := top.threshold() // -Inf when there are fewer than depth
+	n := 0                  // above last: fewer than depth
+	for _, c := range cands {
+		if c.score > last {
+			n++
+		}
+	}
+	above := make([]keyedDoc, 0, n)
+	tied := idHeap{room: 2*depth - n}
+	for _, c := range cands {
+		if c.score < last {
+			continue
+		}
 		id, err := idOf(c.doc)
 		if err != nil {
 			return nil, err
 		}
-		key, ok := parseKey(id)
+		if c.score > last {
+			above = append(above, keyedDoc{c.score, id})
+		} else {
+			tied.offer(keyedDoc{c.score, id})
+		}
+	}
+	slices.SortFunc(above, byScoreThenID)
+	slices.SortFunc(tied.h, byScoreThenID)
+	out := make([]core.Scored, 0, len(above)+len(tied.h))
+	for _, k := range slices.Concat(above, tied.h) {
+		key, ok := parseKey(k.id)
 		if !ok {
-			return nil, fmt.Errorf("blugeindex: hit without a valid key (doc %d)", c.doc)
+			return nil, fmt.Errorf("blugeindex: hit without a valid key (%q)", k.id)
 		}
-		out[i] = keyed{core.Scored{Key: key, Score: c.score}, id}
+		out = append(out, core.Scored{Key: key, Score: k.score})
 	}
-	slices.SortFunc(out, func(a, b keyed) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
-	out = out[:min(len(out), 2*depth)]
-	res := make([]core.Scored, 0, len(out))
-	for i, k := range out {
-		if i >= depth && k.Score != out[depth-1].Score {
-			break
-		}
-		res = append(res, k.Scored)
+	return out, nil
+}
+
+// keyedDoc is a candidate with its document's id.
+type keyedDoc struct {
+	score float64
+	id    string
+}
+
+// byScoreThenID orders candidates best first, equal scores by id.
+func byScoreThenID(a, b keyedDoc) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
 	}
-	return res, nil
+	return cmp.Compare(a.id, b.id)
+}
+
+// idHeap keeps the room candidates first by id among those offered: a
+// max-heap by id, whose top is the one to give up for a lesser id.
+type idHeap struct {
+	room int
+	h    []keyedDoc
+}
+
+func (t *idHeap) offer(k keyedDoc) {
+	if len(t.h) < t.room {
+		t.h = append(t.h, k)
+		for i := len(t.h) - 1; i > 0; {
+			up := (i - 1) / 2
+			if t.h[up].id >= t.h[i].id {
+				break
+			}
+			t.h[up], t.h[i] = t.h[i], t.h[up]
+			i = up
+		}
+		return
+	}
+	if len(t.h) == 0 || k.id >= t.h[0].id {
+		return
+	}
+	t.h[0] = k
+	for i := 0; ; {
+		most, l, r := i, 2*i+1, 2*i+2
+		if l < len(t.h) && t.h[l].id > t.h[most].id {
+			most = l
+		}
+		if r < len(t.h) && t.h[r].id > t.h[most].id {
+			most = r
+		}
+		if most == i {
+			return
+		}
+		t.h[i], t.h[most] = t.h[most], t.h[i]
+		i = most
+	}
 }
 
 // storedID reads a document's stored _id (`catalog:id`).

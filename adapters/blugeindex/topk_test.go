@@ -1,9 +1,12 @@
 package blugeindex
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -239,4 +242,50 @@ func historyIndex(t *testing.T) (*Index, []core.Resource) {
 		}
 	}
 	return x, rs
+}
+
+// TestRankedIsTheWholeSortCut: ranked, which sorts only what it keeps,
+// gives what sorting every candidate by score, then id, and cutting the
+// list gives: the depth best and the further ones scoring as the depth-th,
+// at most 2*depth, in that order. The lists have long groups of equal
+// scores at the cut, as a word most of a catalog holds gives.
+func TestRankedIsTheWholeSortCut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := 0; round < 3000; round++ {
+		n := rng.IntN(500)
+		levels := 1 + rng.IntN(6) // few distinct scores: long ties
+		cands := make([]scoredDoc, n)
+		for i := range cands {
+			cands[i] = scoredDoc{doc: uint64(i), score: float64(1 + rng.IntN(levels))}
+		}
+		rng.Shuffle(n, func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
+		id := func(doc uint64) (string, error) { return fmt.Sprintf("national:%06d", (doc*7919)%100003), nil }
+		depth := 1 + rng.IntN(80)
+
+		sorted := slices.Clone(cands)
+		slices.SortFunc(sorted, func(a, b scoredDoc) int {
+			if c := cmp.Compare(b.score, a.score); c != 0 {
+				return c
+			}
+			ia, _ := id(a.doc)
+			ib, _ := id(b.doc)
+			return strings.Compare(ia, ib)
+		})
+		var want []core.Scored
+		for i, c := range sorted[:min(n, 2*depth)] {
+			if i >= depth && c.score != sorted[depth-1].score {
+				break
+			}
+			s, _ := id(c.doc)
+			key, _ := parseKey(s)
+			want = append(want, core.Scored{Key: key, Score: c.score})
+		}
+		got, err := ranked(cands, depth, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d (n %d, depth %d, %d levels):\n got %v\nwant %v", round, n, depth, levels, got, want)
+		}
+	}
 }
