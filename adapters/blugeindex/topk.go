@@ -741,12 +741,14 @@ func ranked(cands []scoredDoc, depth int, idOf func(doc uint64) (string, error))
 	slices.SortFunc(above, byScoreThenID)
 	slices.SortFunc(tied.h, byScoreThenID)
 	out := make([]core.Scored, 0, len(above)+len(tied.h))
-	for _, k := range slices.Concat(above, tied.h) {
-		key, ok := parseKey(k.id)
-		if !ok {
-			return nil, fmt.Errorf("blugeindex: hit without a valid key (%q)", k.id)
+	for _, ks := range [][]keyedDoc{above, tied.h} {
+		for _, k := range ks {
+			key, ok := parseKey(k.id)
+			if !ok {
+				return nil, fmt.Errorf("blugeindex: hit without a valid key (%q)", k.id)
+			}
+			out = append(out, core.Scored{Key: key, Score: k.score})
 		}
-		out = append(out, core.Scored{Key: key, Score: k.score})
 	}
 	return out, nil
 }
