@@ -33,11 +33,8 @@ func (s *Store) applyInChunks(ctx context.Context, catalog core.CatalogID, ch po
 // Put or a cancelled Commit (readable at once, the decoded cache
 // included); Abort after Commit changes nothing, and a later Apply works.
 func TestChunkedApplyIsWholeOrNothing(t *testing.T) {
-	smallJournal(t)
 	ctx := context.Background()
-	s := openT(t, t.TempDir())
-	defer s.Close()
-	must(t, s.Apply(ctx, core.National, jgen(1)))
+	s := journalStore(t)
 	checkGen(t, s, 1)
 
 	// Aborted after some chunks.
@@ -165,11 +162,8 @@ func seesGen(t *testing.T, s *Store, g int) {
 // that existed. (Run with -race: readers share the read view's
 // transaction.)
 func TestReadsDuringAChunkedChange(t *testing.T) {
-	smallJournal(t)
 	ctx := context.Background()
-	s := openT(t, t.TempDir())
-	defer s.Close()
-	must(t, s.Apply(ctx, core.National, jgen(1)))
+	s := journalStore(t)
 	sizes := map[int]string{len(jgen(1).Put): "1", len(jgen(2).Put): "2", len(jgen(3).Put): "3"}
 
 	stop := make(chan struct{})

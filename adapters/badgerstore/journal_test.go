@@ -96,6 +96,18 @@ func smallJournal(t *testing.T) {
 	}
 }
 
+// journalStore opens a store in a temporary directory with the small
+// journal (smallJournal), closed at the test's end, holding generation 1
+// of national.
+func journalStore(t *testing.T) *Store {
+	t.Helper()
+	smallJournal(t)
+	s := openT(t, t.TempDir())
+	t.Cleanup(func() { _ = s.Close() })
+	must(t, s.Apply(context.Background(), core.National, jgen(1)))
+	return s
+}
+
 // jgen is the change of generation g of the journal tests: 100 + 100*g
 // resources (each generation adds some, which a rollback must delete),
 // every one's content depending on g, some records inline and some in the
@@ -158,11 +170,8 @@ func checkGen(t *testing.T, s *Store, g int) {
 // leaves the old state, readable at once in the same process (the decoded
 // cache included), and the next Apply works.
 func TestJournalErrorRollsBack(t *testing.T) {
-	smallJournal(t)
-	s := openT(t, t.TempDir())
-	defer s.Close()
+	s := journalStore(t)
 	ctx := context.Background()
-	must(t, s.Apply(ctx, core.National, jgen(1)))
 	checkGen(t, s, 1)
 	for _, point := range []string{"undo 2", "marked", "new 1", "new 3", "commit"} {
 		t.Run(point, func(t *testing.T) {
@@ -223,11 +232,8 @@ func TestTooBigForOneTransactionIsJournaled(t *testing.T) {
 // TestBackupMidJournalRestoresWhole: a backup taken while a change is
 // being journaled restores to the state before it.
 func TestBackupMidJournalRestoresWhole(t *testing.T) {
-	smallJournal(t)
-	s := openT(t, t.TempDir())
-	defer s.Close()
+	s := journalStore(t)
 	ctx := context.Background()
-	must(t, s.Apply(ctx, core.National, jgen(1)))
 	var backup bytes.Buffer
 	journalPoint = func(p string) {
 		if p == "new 2" {
