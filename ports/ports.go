@@ -184,10 +184,15 @@ type TextIndex interface {
 // part of committing it (writing its segments) beside searches, which do
 // not see it yet; Commit then makes all of it searchable at once, in time
 // proportional to the change (building it first if Build was not called).
-// Discard drops it, built or not, and leaves the index as it was; after a
-// failed Build the caller discards it.
+// Extend builds the change, then prepares and builds one more part of it
+// against the index as the change leaves it, still unseen by searches: a
+// change too large to hold at once is taken a part at a time, and Commit
+// publishes every part together. Discard drops it, built, extended or
+// not, and leaves the index as it was; after a failed Build or Extend the
+// caller discards it.
 type IndexChange interface {
 	Build() error
+	Extend(ctx context.Context, upsert []core.Resource, remove []core.Key) error
 	Commit() error
 	Discard()
 }

@@ -291,6 +291,28 @@ func (x *Index) Prepare(ctx context.Context, upsert []core.Resource, remove []co
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	target, err := targetOf(upsert, remove)
+	if err != nil {
+		return nil, err
+	}
+	x.writeMu.Lock()
+	if x.closed() {
+		x.writeMu.Unlock()
+		return nil, ErrClosed
+	}
+	// Only writers change the lexicon and the reader, and they hold
+	// writeMu: reading them here needs no other lock.
+	c := &change{x: x}
+	if err := c.prepare(x.lex, target, x.sources); err != nil {
+		x.writeMu.Unlock()
+		return nil, err
+	}
+	return c, nil
+}
+
+// targetOf maps each key a change touches to its new resource (nil:
+// removed or withdrawn); the last entry of a key wins.
+func targetOf(upsert []core.Resource, remove []core.Key) (map[core.Key]*core.Resource, error) {
 	target := make(map[core.Key]*core.Resource, len(upsert)+len(remove))
 	for i := range upsert {
 		k := upsert[i].Key()
@@ -301,40 +323,39 @@ func (x *Index) Prepare(ctx context.Context, upsert []core.Resource, remove []co
 			target[k] = nil
 		} else {
 			r := upsert[i].Clone()
-			target[k] = &r // the last entry of a key wins
+			target[k] = &r
 		}
 	}
 	for _, k := range remove {
 		target[k] = nil
 	}
-	x.writeMu.Lock()
-	if x.closed() {
-		x.writeMu.Unlock()
-		return nil, ErrClosed
-	}
-	// Only writers change the lexicon and the reader, and they hold
-	// writeMu: reading them here needs no other lock.
-	dl, err := x.lex.prepare(target, x.sources)
+	return target, nil
+}
+
+// prepare analyses a part of the change against lex, the lexicon it will
+// be applied to, and makes its bluge batches; sources reads the indexed
+// versions of the resources it replaces.
+func (c *change) prepare(lex *lexicon, target map[core.Key]*core.Resource, sources func([]core.Key) (map[core.Key]*core.Resource, error)) error {
+	dl, err := lex.prepare(target, sources)
 	if err != nil {
-		x.writeMu.Unlock()
-		return nil, err
+		return err
 	}
 	var docs []*bluge.Document
 	var gone []bluge.Identifier
-	var written []core.Key
 	for k, d := range dl.next {
 		switch _, touched := target[k]; {
 		case d == nil:
 			gone = append(gone, bluge.Identifier(k.String()))
-		case touched || x.lex.docs[k].hash != d.hash:
+		case touched || lex.docs[k].hash != d.hash:
 			docs = append(docs, document(k, d))
 		default:
 			continue
 		}
-		written = append(written, k)
+		c.written = append(c.written, k)
 	}
-	x.lex.stage(dl) // the documents hold their terms: the analyses are compacted
-	return &change{x: x, dl: dl, batches: segmentBatches(docs, gone, runtime.GOMAXPROCS(0)), written: written}, nil
+	lex.stage(dl) // the documents hold their terms: the analyses are compacted
+	c.dl, c.batches = dl, segmentBatches(docs, gone, runtime.GOMAXPROCS(0))
+	return nil
 }
 
 // minSegmentDocs is the fewest documents worth a segment of their own in a
@@ -373,15 +394,67 @@ func (x *Index) closed() bool {
 // change is a prepared write; see ports.IndexChange.
 type change struct {
 	x       *Index
-	dl      *delta
-	batches []*index.Batch // see segmentBatches
-	// written are the keys whose documents the batches write or delete:
-	// what a change discarded after its build puts back (undo).
+	dl      *delta         // the part prepared last
+	batches []*index.Batch // its bluge batches; see segmentBatches
+	// written are the keys whose documents the batches of every part
+	// write or delete: what a change discarded after its build puts back
+	// (undo).
 	written []core.Key
 	// built is set by build; reader then sees the change, x.reader not yet.
 	built  bool
 	reader *bluge.Reader
 	done   bool
+	// lex is the lexicon of a change extended by further parts (Extend):
+	// a copy of the index's that takes each part built before the next is
+	// prepared, and replaces the index's at the commit. nil: the change is
+	// one part, applied to the index's lexicon at the commit.
+	lex *lexicon
+	// broken is why a Build or Extend failed: what was built is undone,
+	// and Commit publishes nothing.
+	broken error
+}
+
+// Extend builds the change so far, then prepares and builds one more part
+// of it against the index as the parts before leave it, still beside
+// searches, which see no part before Commit. The lexicon is copied at the
+// first Extend (a few hundred milliseconds at a million resources), so the
+// parts go on changing the copy while searches read the index's own: a
+// change too large to hold at once (a file of 100,000 rows) is analysed
+// and written a part at a time without holding searches back. A failed
+// Extend is undone as a failed Build is; the caller then discards the
+// change.
+func (c *change) Extend(ctx context.Context, upsert []core.Resource, remove []core.Key) error {
+	switch {
+	case c.done:
+		return errors.New("blugeindex: change already committed or discarded")
+	case c.broken != nil:
+		return c.broken
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	target, err := targetOf(upsert, remove)
+	if err != nil {
+		return err
+	}
+	if !c.built {
+		if err := c.build(); err != nil {
+			return err
+		}
+	}
+	if c.lex == nil {
+		c.lex = c.x.lex.clone()
+	}
+	c.lex.apply(c.dl)
+	// The resources it replaces may be of an earlier part: read from the
+	// reader that sees them.
+	sources := func(keys []core.Key) (map[core.Key]*core.Resource, error) { return sourcesIn(c.reader, keys) }
+	if err := c.prepare(c.lex, target, sources); err != nil {
+		c.fail(err)
+		return err
+	}
+	c.built = false
+	return c.build()
 }
 
 // Build writes the change's segments beside searches, which go on reading
@@ -389,8 +462,8 @@ type change struct {
 // commit, then runs before the caller's publication instead of inside it.
 // A failed build is undone; the caller then discards the change.
 func (c *change) Build() error {
-	if c.done || c.built {
-		return errors.New("blugeindex: change already built, committed or discarded")
+	if c.done || c.built || c.broken != nil {
+		return errors.New("blugeindex: change already built, failed, committed or discarded")
 	}
 	return c.build()
 }
@@ -410,19 +483,33 @@ func (c *change) build() error {
 	err := writeBatches(w, c.batches)
 	c.batches = nil // bluge has copied what it keeps
 	if err == nil {
-		c.reader, err = w.Reader()
-		if err == nil {
+		var r *bluge.Reader
+		if r, err = w.Reader(); err == nil {
+			if c.reader != nil {
+				_ = c.reader.Close() // an earlier part's (Extend)
+			}
+			c.reader = r
 			return nil
 		}
 	}
 	err = fmt.Errorf("blugeindex: write batch: %w", err)
-	if uerr := c.undo(); uerr != nil {
-		x.mu.Lock()
-		x.failed = errors.Join(err, uerr) // bluge holds part of the change
-		x.mu.Unlock()
+	c.fail(err)
+	return err
+}
+
+// fail undoes what the change has built after err; if that fails too, the
+// index is marked failed (x.failed). Commit then publishes nothing.
+func (c *change) fail(err error) {
+	x := c.x
+	if c.built {
+		if uerr := c.undo(); uerr != nil {
+			x.mu.Lock()
+			x.failed = errors.Join(err, uerr) // bluge holds part of the change
+			x.mu.Unlock()
+		}
 	}
 	c.built = false // nothing left to undo or publish
-	return err
+	c.broken = err
 }
 
 // undo puts back, in the writer, the documents a built change wrote or
@@ -451,7 +538,12 @@ func (c *change) undo() error {
 		return err
 	}
 	b := bluge.NewBatch()
+	done := make(map[core.Key]bool, len(c.written))
 	for _, k := range c.written {
+		if done[k] {
+			continue // written by two parts: twice in one batch is two documents
+		}
+		done[k] = true
 		if d := dl.next[k]; d != nil {
 			b.Update(bluge.Identifier(k.String()), document(k, d))
 		} else {
@@ -471,16 +563,30 @@ func (c *change) Commit() error {
 	c.done = true
 	x := c.x
 	defer x.writeMu.Unlock()
+	if c.broken != nil {
+		return c.broken
+	}
 	if !c.built {
 		if err := c.build(); err != nil {
 			return err
 		}
 	}
+	if c.lex != nil {
+		c.lex.apply(c.dl) // a copy: searches do not read it yet
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	old := x.reader
 	x.reader = c.reader
-	x.lex.apply(c.dl)
+	if c.lex != nil {
+		// The copy numbers the strings as the index's lexicon did, and
+		// the documents it does not hold are deleted in c.reader: the
+		// name units copied from that lexicon stay right.
+		x.ids.rebase(x.lex, c.lex)
+		x.lex = c.lex
+	} else {
+		x.lex.apply(c.dl)
+	}
 	_ = old.Close() // no search holds it: searches hold mu shared
 	return nil
 }
@@ -568,10 +674,15 @@ const fieldSource = "_src"
 // sources reads the indexed version of resources from the reader of the last
 // commit. The caller holds writeMu (no commit swaps the reader meanwhile).
 func (x *Index) sources(keys []core.Key) (map[core.Key]*core.Resource, error) {
+	return sourcesIn(x.reader, keys)
+}
+
+// sourcesIn reads the version of resources that reader r holds.
+func sourcesIn(r *bluge.Reader, keys []core.Key) (map[core.Key]*core.Resource, error) {
 	out := make(map[core.Key]*core.Resource, len(keys))
 	for _, k := range keys {
 		q := bluge.NewTermQuery(k.String()).SetField("_id")
-		it, err := x.reader.Search(context.Background(), bluge.NewTopNSearch(1, q))
+		it, err := r.Search(context.Background(), bluge.NewTopNSearch(1, q))
 		if err != nil {
 			return nil, fmt.Errorf("blugeindex: reading %s: %w", k, err)
 		}

@@ -100,6 +100,17 @@ func (kc *keyCache) of(snap blugesearch.Reader, lex *lexicon) (*docIDs, bool, er
 	return kc.lookup(snap, lex)
 }
 
+// rebase tells the cache that lexicon to replaces from (change.Extend's
+// copy at its commit), whose string ids and live documents' names it
+// keeps: names copied from from need not be copied again.
+func (kc *keyCache) rebase(from, to *lexicon) {
+	kc.mu.Lock()
+	defer kc.mu.Unlock()
+	if kc.lex == from {
+		kc.lex = to
+	}
+}
+
 // idsOf is of without the name units (docIDs.coverage is not to be
 // asked): ordering candidates by key needs the ids alone, and a search
 // that never rescores by name need not copy every name (124 MB at a

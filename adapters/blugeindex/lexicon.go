@@ -660,6 +660,46 @@ func (lex *lexicon) apply(dl *delta) {
 	lex.thes.settle(lex.docs)
 }
 
+// clone returns a copy of the lexicon that apply can change while
+// searches go on reading this one (change.Extend): every map and slice a
+// commit writes to is copied; what it only replaces or never changes (the
+// languages' dictionaries, the analyses of indexed documents, the strings,
+// the fuzzy indexes' deletion variants) is shared.
+func (lex *lexicon) clone() *lexicon {
+	c := &lexicon{
+		langs:     maps.Clone(lex.langs),
+		words:     make(map[core.Lang]map[string]int32, len(lex.words)),
+		df:        make([]map[string]int32, len(lex.df)),
+		fieldDocs: slices.Clone(lex.fieldDocs),
+		fieldLen:  slices.Clone(lex.fieldLen),
+		labels:    make(map[core.Lang]map[string]int, len(lex.labels)),
+		fuzzy:     make(map[core.Lang]*fuzzyIndex, len(lex.fuzzy)),
+		docs:      maps.Clone(lex.docs),
+		thes:      lex.thes.clone(),
+		ids:       maps.Clone(lex.ids),
+		catalogs:  maps.Clone(lex.catalogs),
+		strs:      maps.Clone(lex.strs),
+		// Clipped: the copy's appends never write into the array this
+		// one's readers index.
+		strOf: slices.Clip(lex.strOf),
+	}
+	for lang, m := range lex.words {
+		c.words[lang] = maps.Clone(m)
+	}
+	for i, m := range lex.df {
+		c.df[i] = maps.Clone(m)
+	}
+	for lang, m := range lex.labels {
+		c.labels[lang] = maps.Clone(m)
+	}
+	// A fuzzy index reads its language's label counts: the copy's reads
+	// the copied counts, with the same words and so the same variants.
+	for lang, fx := range lex.fuzzy {
+		c.fuzzy[lang] = &fuzzyIndex{df: c.labels[lang], idx: fx.idx}
+	}
+	return c
+}
+
 // intern returns the string table id of s.
 func (lex *lexicon) intern(s string) uint32 {
 	id, ok := lex.strs[s]

@@ -1,6 +1,7 @@
 package blugeindex
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -44,6 +45,16 @@ type ring struct {
 
 func newThesaurus() *thesaurus {
 	return &thesaurus{rings: map[uint32]*ring{}, lost: map[uint32]bool{}}
+}
+
+// clone returns a copy whose rings add and remove can change apart from
+// this one's (lexicon.clone).
+func (th *thesaurus) clone() *thesaurus {
+	c := &thesaurus{rings: make(map[uint32]*ring, len(th.rings)), lost: maps.Clone(th.lost)}
+	for e, r := range th.rings {
+		c.rings[e] = &ring{n: r.n, keys: slices.Clone(r.keys)}
+	}
+	return c
 }
 
 // langTerms are the terms of a name's leading words in one language.

@@ -15,18 +15,14 @@ import (
 // held for one Apply, were most of its peak). d has diffed the first
 // chunk; second is the next, rest the others.
 //
-// The records are written beside readers, for whom the store reads as it
-// was until the change commits (ports.ChunkedApply), for as long as the
-// new and changed resources, which the index takes inside the
-// publication, number one index chunk at most: a file sent again with a
-// new version and a few changed rows holds readers back only for its
-// commit and that chunk. Once they number more, the rest of the file is
-// read, diffed, written and indexed a chunk at a time inside the
-// publication, as the index cannot take a change unseen by searches for
-// longer than one Prepare. Either way readers see the change whole or
-// not at all, as with Apply. A change that fails part way is rolled back
-// in the store, and the index is put back from the store for the chunks
-// it had taken (restoreIndex).
+// Everything runs beside readers: the store reads as it was until the
+// change commits (ports.ChunkedApply), and the new and changed resources
+// are indexed a part of one index chunk at a time as they are written,
+// each part extending one index change that searches do not see
+// (ports.IndexChange.Extend). The publication then holds readers back
+// only for the store's commit and the index's swap, and readers see the
+// change whole or not at all, as with Apply. A change that fails part way
+// is rolled back in the store and discarded in the index.
 func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, second []core.Resource, rest *pulled,
 	w ports.ChunkedApplier, meta core.CatalogMeta, before core.CatalogCounts, started time.Time, written func()) (core.IngestResult, error) {
 	cat := rel.Catalog
@@ -36,11 +32,14 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, s
 	}
 	var held []core.Resource // new and changed resources the index has yet to take
 	var indexed []core.Key   // those it took (all of them once committed)
-	abort := func() {
-		if aerr := tx.Abort(context.WithoutCancel(ctx)); aerr != nil {
-			s.log.ErrorContext(ctx, "rolling back a chunked write failed; the store rolls it back at the next write or start", "catalog", cat, "error", aerr)
+	// change is the index's part, built beside readers: nil until the
+	// first part; undone unless committed.
+	var change ports.IndexChange
+	defer func() {
+		if change != nil {
+			change.Discard()
 		}
-	}
+	}()
 	// write stores what the diff has so far and holds its new and changed
 	// resources for the index.
 	write := func() error {
@@ -54,17 +53,21 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, s
 		held = append(held, resourcesAt(puts, at)...)
 		return nil
 	}
-	// index has the index take what is held, a chunk at a time, inside
-	// the publication.
-	index := func() error {
-		for len(held) > 0 {
+	// index has the index take what is held in parts of one index chunk,
+	// and, once the file is read (all), the rest.
+	index := func(all bool) error {
+		for len(held) >= s.cfg.IndexChunk || (all && len(held) > 0) {
 			part := held[:min(len(held), s.cfg.IndexChunk)]
 			for i := range part {
 				indexed = append(indexed, part[i].Key())
 			}
-			change, err := s.index.Prepare(ctx, part, nil)
-			if err == nil {
-				err = change.Commit()
+			var err error
+			if change == nil {
+				if change, err = s.index.Prepare(ctx, part, nil); err == nil {
+					err = change.Build()
+				}
+			} else {
+				err = change.Extend(ctx, part, nil)
 			}
 			if err != nil {
 				return core.Unavailablef(err, "indexing %s failed; nothing was changed", cat)
@@ -72,7 +75,9 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, s
 			clear(part) // let the index's own copies be all that is left
 			held = held[len(part):]
 		}
-		held = nil
+		if all {
+			held = nil
+		}
 		return nil
 	}
 	// next diffs and writes the next chunk; more is false once the file
@@ -93,80 +98,45 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, s
 
 	more := true
 	err = write()
-	for err == nil && more && len(held) <= s.cfg.IndexChunk {
-		more, err = next() // beside readers
+	for err == nil && more {
+		if err = index(false); err == nil {
+			more, err = next()
+		}
+	}
+	if err == nil {
+		err = index(true)
 	}
 	if err != nil {
-		abort() // the index has taken nothing yet
-		return core.IngestResult{}, err
+		if aerr := tx.Abort(context.WithoutCancel(ctx)); aerr != nil {
+			s.log.ErrorContext(ctx, "rolling back a chunked write failed; the store rolls it back at the next write or start", "catalog", cat, "error", aerr)
+		}
+		return core.IngestResult{}, err // the deferred Discard undoes the index's part
 	}
-	var res core.IngestResult
-	var events []core.Event
+	res := d.result(started, s.now())
+	rel.Version = res.Version
+	meta.Counts = d.counted(before)
+	events := s.record(&meta, rel, &res, d.changes)
 	err = s.vis.Publish(func() error {
-		err := index()
-		for err == nil && more {
-			if more, err = next(); err == nil {
-				err = index()
-			}
-		}
-		if err == nil {
-			res = d.result(started, s.now())
-			rel.Version = res.Version
-			meta.Counts = d.counted(before)
-			events = s.record(&meta, rel, &res, d.changes)
-			if err = tx.Commit(ctx, &meta, events); err != nil {
-				err = core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
-			}
-		}
-		if err != nil {
-			abort()
-			s.restoreIndex(context.WithoutCancel(ctx), cat, indexed)
-			return err
+		if err := tx.Commit(ctx, &meta, events); err != nil {
+			return core.Unavailablef(err, "writing %s failed; nothing was changed", cat)
 		}
 		s.wrote(cat, meta.Counter, res.Upserted)
+		// Stored: the index follows whatever happens now.
+		if change != nil {
+			if err := change.Commit(); err != nil {
+				s.whole.Store(false) // not kept at stop: the next start rebuilds it
+				s.log.ErrorContext(ctx, "index commit failed; the next start rebuilds the index", "catalog", cat, "error", err)
+			}
+		}
 		return nil
 	})
 	if err != nil {
+		if aerr := tx.Abort(context.WithoutCancel(ctx)); aerr != nil {
+			s.log.ErrorContext(ctx, "rolling back a chunked write failed; the store rolls it back at the next write or start", "catalog", cat, "error", aerr)
+		}
 		return core.IngestResult{}, err
 	}
 	written()
 	s.queueVectors(cat, indexed, nil) // in the background: a file of several chunks
 	return s.applied(ctx, res, events), nil
-}
-
-// restoreIndex indexes keys again as the store holds them, after a change
-// that the index had taken in part was rolled back in the store. If that
-// fails too, the index is rebuilt at the next start.
-func (s *Service) restoreIndex(ctx context.Context, cat core.CatalogID, keys []core.Key) {
-	for len(keys) > 0 {
-		part := keys[:min(len(keys), s.cfg.IndexChunk)]
-		keys = keys[len(part):]
-		stored, err := s.store.GetMany(ctx, part)
-		var upsert []core.Resource
-		live := make(map[string]bool, len(stored))
-		for _, sr := range stored {
-			if !sr.Resource.Withdrawn {
-				upsert = append(upsert, sr.Resource)
-				live[sr.Resource.ID] = true
-			}
-		}
-		var remove []core.Key
-		for _, k := range part {
-			if !live[k.ID] {
-				remove = append(remove, k)
-			}
-		}
-		var change ports.IndexChange
-		if err == nil {
-			change, err = s.index.Prepare(ctx, upsert, remove)
-		}
-		if err == nil {
-			err = change.Commit()
-		}
-		if err != nil {
-			s.whole.Store(false) // not kept at stop: the next start rebuilds it
-			s.log.ErrorContext(ctx, "putting the index back after a failed write failed; the next start rebuilds the index", "catalog", cat, "error", err)
-			return
-		}
-	}
 }

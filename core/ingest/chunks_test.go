@@ -420,17 +420,18 @@ func TestFileDiffedAsItIsMapped(t *testing.T) {
 	}
 }
 
-// TestFileAppliedBesideReaders: a file whose new and changed rows number
-// one index chunk at most is read, diffed and written beside readers.
-// While its last chunk is mapped, a reader gets through and finds the last
-// file whole (before, every chunk after the first was mapped, diffed,
-// written and indexed inside the publication, so readers waited for the
-// whole file): a file sent again with a few rows changed, one in each of
-// its chunks; the same file again; one whose change outgrows one index
-// chunk only in its last chunks; the same rows under a new version,
-// written a chunk at a time (every record changes, none of the index).
-// Each one's changes are searchable once it answers, and one that renames
-// every row is applied whole.
+// TestFileAppliedBesideReaders: a file is read, diffed, written and
+// indexed beside readers. While its last chunk is mapped, a reader gets
+// through and finds the last file whole (before, every chunk after the
+// first was mapped, diffed, written and indexed inside the publication,
+// so readers waited for the whole file; later, a file whose change
+// outgrew one index chunk still held them for its index work): a file
+// sent again with a few rows changed, one in each of its chunks; the same
+// file again; one whose change outgrows one index chunk only in its last
+// chunks; the same rows under a new version, written a chunk at a time
+// (every record changes, none of the index); one that renames every row
+// (the index takes it in parts). Each one's changes are searchable once it
+// answers, and whole.
 func TestFileAppliedBesideReaders(t *testing.T) {
 	ctx := context.Background()
 	store, index := storeAndIndex(t)
@@ -441,14 +442,15 @@ func TestFileAppliedBesideReaders(t *testing.T) {
 	var handed int
 	probeAt := 0 // the chunk whose mapping a reader probes (0: none)
 	var probed, held bool
-	var seen string         // what the probing reader found (peek)
-	peek := func() string { // how many resources are found under the new name
-		hits, err := index.Search(ctx, core.TextQuery{Text: "kalksten", Limit: 100})
+	var seen string            // what the probing reader found (peek)
+	renamed := func() string { // how many resources are found under the new name
+		hits, err := index.Search(ctx, core.TextQuery{Text: "kalksten", Limit: 1000})
 		if err != nil {
 			t.Error(err)
 		}
 		return strconv.Itoa(len(hits))
 	}
+	peek := renamed
 	probe := func() {
 		if handed++; handed != probeAt {
 			return
@@ -567,9 +569,18 @@ func TestFileAppliedBesideReaders(t *testing.T) {
 		t.Fatalf("the new version: %+v, versions %s and %s", res, versionOf("#K0000"), versionOf("#K0599"))
 	}
 
-	// Every row renamed: written and indexed whole.
-	probeAt = 0
+	// Every row renamed: the change outgrows one index chunk from the
+	// file's second chunk on, and the index takes it a part at a time,
+	// still beside readers, who find the last file whole while the last
+	// chunk is mapped.
+	peek, probeAt = renamed, 12
 	res = file(600, func(i int) string { return fmt.Sprintf("Kalksten %d", i) })
+	if !probed || held {
+		t.Fatalf("a reader was held back while a renaming file's last chunk was mapped (probed %v): the index took it inside the publication", probed)
+	}
+	if seen != "10" {
+		t.Errorf("the reader during the renaming file found %s renamed resources, want the last file's 10", seen)
+	}
 	if res.Upserted != 590 || found("kalksten") != 600 || found("teglsten")+found("marmor") != 0 {
 		t.Fatalf("the renaming file: %+v; %d found under the new name, %d under the old ones", res, found("kalksten"), found("teglsten")+found("marmor"))
 	}
