@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/blugelabs/bluge"
@@ -351,7 +352,9 @@ func (c *change) prepare(lex *lexicon, target map[core.Key]*core.Resource, sourc
 		default:
 			continue
 		}
-		c.written = append(c.written, k)
+		// Its own copy of the id: a file's may be a slice of its row,
+		// and an extended change keeps the keys of every part.
+		c.written = append(c.written, core.Key{Catalog: k.Catalog, ID: strings.Clone(k.ID)})
 	}
 	lex.stage(dl) // the documents hold their terms: the analyses are compacted
 	c.dl, c.batches = dl, segmentBatches(docs, gone, runtime.GOMAXPROCS(0))
@@ -394,7 +397,7 @@ func (x *Index) closed() bool {
 // change is a prepared write; see ports.IndexChange.
 type change struct {
 	x       *Index
-	dl      *delta         // the part prepared last
+	dl      *delta         // the part prepared, until applied (nil)
 	batches []*index.Batch // its bluge batches; see segmentBatches
 	// written are the keys whose documents the batches of every part
 	// write or delete: what a change discarded after its build puts back
@@ -405,9 +408,9 @@ type change struct {
 	reader *bluge.Reader
 	done   bool
 	// lex is the lexicon of a change extended by further parts (Extend):
-	// a copy of the index's that takes each part built before the next is
-	// prepared, and replaces the index's at the commit. nil: the change is
-	// one part, applied to the index's lexicon at the commit.
+	// a copy of the index's that takes each part once it is built, and
+	// replaces the index's at the commit. nil: the change is one part,
+	// applied to the index's lexicon at the commit.
 	lex *lexicon
 	// broken is why a Build or Extend failed: what was built is undone,
 	// and Commit publishes nothing.
@@ -444,8 +447,9 @@ func (c *change) Extend(ctx context.Context, upsert []core.Resource, remove []co
 	}
 	if c.lex == nil {
 		c.lex = c.x.lex.clone()
+		c.lex.apply(c.dl)
+		c.dl = nil
 	}
-	c.lex.apply(c.dl)
 	// The resources it replaces may be of an earlier part: read from the
 	// reader that sees them.
 	sources := func(keys []core.Key) (map[core.Key]*core.Resource, error) { return sourcesIn(c.reader, keys) }
@@ -454,7 +458,14 @@ func (c *change) Extend(ctx context.Context, upsert []core.Resource, remove []co
 		return err
 	}
 	c.built = false
-	return c.build()
+	if err := c.build(); err != nil {
+		return err
+	}
+	// Into the copy at once: the part's full analyses (its terms, its
+	// JSON) are let go before the caller reads the next part.
+	c.lex.apply(c.dl)
+	c.dl = nil
+	return nil
 }
 
 // Build writes the change's segments beside searches, which go on reading
@@ -570,9 +581,6 @@ func (c *change) Commit() error {
 		if err := c.build(); err != nil {
 			return err
 		}
-	}
-	if c.lex != nil {
-		c.lex.apply(c.dl) // a copy: searches do not read it yet
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
