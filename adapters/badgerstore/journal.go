@@ -128,6 +128,17 @@ func (s *Store) openJournal(ctx context.Context, catalog core.CatalogID) error {
 // when the change committed. When the rollback fails too, the catalog is
 // marked torn until a later journaled Apply rolls it back (Open does too).
 func (s *Store) closeJournal(ctx context.Context, catalog core.CatalogID, werr error, meta []byte, events []core.Event, puts int, start time.Time) error {
+	if err := s.endJournal(ctx, catalog, werr, meta, events); err != nil {
+		return err
+	}
+	s.cleanJournal(ctx, catalog, puts, start)
+	return nil
+}
+
+// endJournal is closeJournal up to the commit point (step 4), without the
+// cleanup: after it returns nil the change is stored whole, and the caller
+// must call cleanJournal before the catalog's next journaled change.
+func (s *Store) endJournal(ctx context.Context, catalog core.CatalogID, werr error, meta []byte, events []core.Event) error {
 	err, committing := werr, false
 	if err == nil {
 		atPoint("commit")
@@ -153,14 +164,18 @@ func (s *Store) closeJournal(ctx context.Context, catalog core.CatalogID, werr e
 		return err
 	}
 	atPoint("committed")
-	// Committed: what is left is housekeeping that a later recovery redoes.
+	return nil
+}
+
+// cleanJournal drops a committed change's undo entries (step 5):
+// housekeeping that a later recovery redoes if it fails or is cut short.
+func (s *Store) cleanJournal(ctx context.Context, catalog core.CatalogID, puts int, start time.Time) {
 	if err := s.dropUndo(context.WithoutCancel(ctx), catalog); err != nil {
 		s.log.Warn("badger journal: cleanup failed; done at the next journaled Apply or Open",
 			zap.String("catalog", string(catalog)), zap.Error(err))
 	}
 	s.log.Debug("badger journaled apply", zap.String("catalog", string(catalog)),
 		zap.Int("resources", puts), zap.Duration("took", time.Since(start)))
-	return nil
 }
 
 // writeJournal stores the undo entries, the marker and the new records of

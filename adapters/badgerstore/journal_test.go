@@ -72,6 +72,12 @@ func TestLargeApplyIsWhole(t *testing.T) {
 // journalKeys counts the keys under jnl/.
 func journalKeys(t *testing.T, s *Store) int {
 	t.Helper()
+	// A chunked change drops its undo entries after its commit, holding
+	// the catalogs' applyLocks until they are gone.
+	for _, l := range s.applyLocks {
+		l.Lock()
+		l.Unlock() // empty on purpose: it waits
+	}
 	n, err := s.countKeys("", []byte(jnlPrefix))
 	if err != nil {
 		t.Fatal(err)
@@ -304,6 +310,12 @@ func TestJournalCrashHelper(t *testing.T) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
+	}
+	// Closing waits for a chunked change's cleanup, which runs after its
+	// commit returns.
+	if err := s.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 	fmt.Println("done")
 	os.Exit(0)
