@@ -136,3 +136,26 @@ func BenchmarkPublish(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLexiconClone is what the first Extend of a change pays: a copy
+// of the lexicon of an index of CLONE_N synthetic resources (100,000).
+func BenchmarkLexiconClone(b *testing.B) {
+	n := synth.Size(b, "CLONE_N", 100000)
+	rs := synthResources(b, 0, n)
+	ctx := context.Background()
+	x, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	for i := 0; i < n; i += 5000 {
+		if err := x.Upsert(ctx, rs[i:min(n, i+5000)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = x.lex.clone()
+	}
+	b.ReportMetric(float64(n), "resources")
+}

@@ -87,7 +87,6 @@ func extended(t *testing.T, x *Index, upserts [3][]core.Resource, removes [3][]c
 // answers and holds the lexicon of a fresh index of the resulting catalog,
 // and goes on taking changes as one.
 func TestExtendedChangeIsSeenWholeAtCommit(t *testing.T) {
-	ctx := context.Background()
 	golden := loadGolden(t)
 	base, upserts, removes, after := extendedParts(loadCatalog(t))
 	x := newIndex(t, base)
@@ -104,12 +103,7 @@ func TestExtendedChangeIsSeenWholeAtCommit(t *testing.T) {
 	wantFirst(t, x, core.TextQuery{Text: "kvastskaftshållare"}, upserts[2][len(upserts[2])-1].ID)
 
 	// The next change, on the lexicon the extended one left.
-	next := after[5].Clone()
-	next.NameSV = "Sopskyffel"
-	if err := x.Upsert(ctx, []core.Resource{next}); err != nil {
-		t.Fatal(err)
-	}
-	after[5] = next
+	after, next := renamedOne(t, x, after)
 	fresh = newIndex(t, after)
 	if got, want := answers(t, x, golden), answers(t, fresh, golden); !slices.Equal(got, want) {
 		t.Errorf("after a change following the extended one the answers are not those of the catalog")
@@ -145,13 +139,7 @@ func TestDiscardedExtendedChangeLeavesNoTrace(t *testing.T) {
 	}
 	ch.Discard()
 
-	next := base[5].Clone()
-	next.NameSV = "Sopskyffel"
-	if err := x.Upsert(ctx, []core.Resource{next}); err != nil {
-		t.Fatal(err)
-	}
-	want := slices.Clone(base)
-	want[5] = next
+	want, _ := renamedOne(t, x, base)
 	fresh := newIndex(t, want)
 	if got, want := answers(t, x, golden), answers(t, fresh, golden); !slices.Equal(got, want) {
 		t.Errorf("discarded parts show in the next change's answers: %s", firstDiff(got, want))
@@ -160,6 +148,21 @@ func TestDiscardedExtendedChangeLeavesNoTrace(t *testing.T) {
 	if hits := search(t, x, core.TextQuery{Text: "kvastskaftshållare"}); len(hits) != 0 {
 		t.Errorf("a discarded part is found: %v", ids(hits))
 	}
+}
+
+// renamedOne renames the sixth resource of rs "Sopskyffel" in x, a change
+// of one resource after an extended one, and returns the catalog it leaves
+// and the renamed resource.
+func renamedOne(t *testing.T, x *Index, rs []core.Resource) ([]core.Resource, core.Resource) {
+	t.Helper()
+	next := rs[5].Clone()
+	next.NameSV = "Sopskyffel"
+	if err := x.Upsert(context.Background(), []core.Resource{next}); err != nil {
+		t.Fatal(err)
+	}
+	out := slices.Clone(rs)
+	out[5] = next
+	return out, next
 }
 
 // firstDiff describes where two lists of answers part.

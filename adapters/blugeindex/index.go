@@ -420,12 +420,12 @@ type change struct {
 // Extend builds the change so far, then prepares and builds one more part
 // of it against the index as the parts before leave it, still beside
 // searches, which see no part before Commit. The lexicon is copied at the
-// first Extend (a few hundred milliseconds at a million resources), so the
-// parts go on changing the copy while searches read the index's own: a
-// change too large to hold at once (a file of 100,000 rows) is analysed
-// and written a part at a time without holding searches back. A failed
-// Extend is undone as a failed Build is; the caller then discards the
-// change.
+// first Extend (42 ms and 139 MB at a million resources,
+// BenchmarkLexiconClone), so the parts go on changing the copy while
+// searches read the index's own: a change too large to hold at once (a
+// file of 100,000 rows) is analysed and written a part at a time without
+// holding searches back. A failed Extend is undone as a failed Build is;
+// the caller then discards the change.
 func (c *change) Extend(ctx context.Context, upsert []core.Resource, remove []core.Key) error {
 	switch {
 	case c.done:

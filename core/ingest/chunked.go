@@ -32,6 +32,11 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, s
 	}
 	var held []core.Resource // new and changed resources the index has yet to take
 	var indexed []core.Key   // those it took (all of them once committed)
+	abort := func() {
+		if aerr := tx.Abort(context.WithoutCancel(ctx)); aerr != nil {
+			s.log.ErrorContext(ctx, "rolling back a chunked write failed; the store rolls it back at the next write or start", "catalog", cat, "error", aerr)
+		}
+	}
 	// change is the index's part, built beside readers: nil until the
 	// first part; undone unless committed.
 	var change ports.IndexChange
@@ -107,9 +112,7 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, s
 		err = index(true)
 	}
 	if err != nil {
-		if aerr := tx.Abort(context.WithoutCancel(ctx)); aerr != nil {
-			s.log.ErrorContext(ctx, "rolling back a chunked write failed; the store rolls it back at the next write or start", "catalog", cat, "error", aerr)
-		}
+		abort()
 		return core.IngestResult{}, err // the deferred Discard undoes the index's part
 	}
 	res := d.result(started, s.now())
@@ -131,9 +134,7 @@ func (s *Service) applyChunked(ctx context.Context, rel core.Release, d *diff, s
 		return nil
 	})
 	if err != nil {
-		if aerr := tx.Abort(context.WithoutCancel(ctx)); aerr != nil {
-			s.log.ErrorContext(ctx, "rolling back a chunked write failed; the store rolls it back at the next write or start", "catalog", cat, "error", aerr)
-		}
+		abort()
 		return core.IngestResult{}, err
 	}
 	written()
