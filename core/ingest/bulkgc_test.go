@@ -19,18 +19,37 @@ func gcPercent() int {
 	return p
 }
 
-// gcWatch is a text index that records GOGC whenever a change is prepared.
+// gcWatch is a text index that records GOGC whenever a part of a change
+// is prepared (Prepare, Extend).
 type gcWatch struct {
 	ports.TextIndex
 	mu   sync.Mutex
 	seen []int
 }
 
-func (w *gcWatch) Prepare(ctx context.Context, upsert []core.Resource, remove []core.Key) (ports.IndexChange, error) {
+func (w *gcWatch) note() {
 	w.mu.Lock()
 	w.seen = append(w.seen, gcPercent())
 	w.mu.Unlock()
-	return w.TextIndex.Prepare(ctx, upsert, remove)
+}
+
+func (w *gcWatch) Prepare(ctx context.Context, upsert []core.Resource, remove []core.Key) (ports.IndexChange, error) {
+	w.note()
+	c, err := w.TextIndex.Prepare(ctx, upsert, remove)
+	if err != nil {
+		return nil, err
+	}
+	return gcChange{IndexChange: c, w: w}, nil
+}
+
+type gcChange struct {
+	ports.IndexChange
+	w *gcWatch
+}
+
+func (c gcChange) Extend(ctx context.Context, upsert []core.Resource, remove []core.Key) error {
+	c.w.note()
+	return c.IndexChange.Extend(ctx, upsert, remove)
 }
 
 // TestBulkChangeLowersGOGCWhileApplied: a change of several index chunks

@@ -723,25 +723,24 @@ func indexChunks(upsert []int, remove []core.Key, size int) []indexPart {
 	return out
 }
 
-// commitChunks commits the prepared first part of an index change, then
-// prepares and commits the others, inside one publication (the caller's
-// Visibility.Publish): readers see the whole change at once. parts holds
-// the resources of each part after the first (laterParts); each is let go
-// once prepared (the index keeps its own copies).
+// commitChunks extends the prepared first part of an index change by the
+// others (ports.IndexChange.Extend), then commits it, inside one
+// publication (the caller's Visibility.Publish): readers see the whole
+// change at once. The index's write lock stays held from the first part to
+// the commit: committing each part and preparing the next left a gap in
+// which another catalog's change could take the lock and then wait for
+// this publication, while this one waited for the lock. parts holds the
+// resources of each part after the first (laterParts); each is let go
+// once taken (the index keeps its own copies).
 func (s *Service) commitChunks(ctx context.Context, first ports.IndexChange, parts [][]core.Resource, chunks []indexPart) error {
-	err := first.Commit()
 	for k := 1; k < len(chunks); k++ {
-		if err != nil {
-			return err
-		}
 		part := parts[k]
 		parts[k] = nil
-		var change ports.IndexChange
-		if change, err = s.index.Prepare(ctx, part, chunks[k].remove); err == nil {
-			err = change.Commit()
+		if err := first.Extend(ctx, part, chunks[k].remove); err != nil {
+			return err
 		}
 	}
-	return err
+	return first.Commit()
 }
 
 // laterParts copies the resources of each index part after the first out
