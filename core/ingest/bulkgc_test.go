@@ -19,37 +19,18 @@ func gcPercent() int {
 	return p
 }
 
-// gcWatch is a text index that records GOGC whenever a part of a change
-// is prepared (Prepare, Extend).
+// gcWatch records GOGC whenever a part of a change is prepared.
 type gcWatch struct {
-	ports.TextIndex
 	mu   sync.Mutex
 	seen []int
 }
 
-func (w *gcWatch) note() {
-	w.mu.Lock()
-	w.seen = append(w.seen, gcPercent())
-	w.mu.Unlock()
-}
-
-func (w *gcWatch) Prepare(ctx context.Context, upsert []core.Resource, remove []core.Key) (ports.IndexChange, error) {
-	w.note()
-	c, err := w.TextIndex.Prepare(ctx, upsert, remove)
-	if err != nil {
-		return nil, err
-	}
-	return gcChange{IndexChange: c, w: w}, nil
-}
-
-type gcChange struct {
-	ports.IndexChange
-	w *gcWatch
-}
-
-func (c gcChange) Extend(ctx context.Context, upsert []core.Resource, remove []core.Key) error {
-	c.w.note()
-	return c.IndexChange.Extend(ctx, upsert, remove)
+func (w *gcWatch) index(ix ports.TextIndex) *partsIndex {
+	return &partsIndex{TextIndex: ix, part: func([]core.Resource) {
+		w.mu.Lock()
+		w.seen = append(w.seen, gcPercent())
+		w.mu.Unlock()
+	}}
 }
 
 // TestBulkChangeLowersGOGCWhileApplied: a change of several index chunks
@@ -60,8 +41,8 @@ func TestBulkChangeLowersGOGCWhileApplied(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	ctx := context.Background()
 	store, index := storeAndIndex(t)
-	w := &gcWatch{TextIndex: index}
-	svc := ingest.New(ingest.Config{IndexChunk: 10, BatchChunk: -1, BulkGCPercent: 37}, store, w, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
+	w := &gcWatch{}
+	svc := ingest.New(ingest.Config{IndexChunk: 10, BatchChunk: -1, BulkGCPercent: 37}, store, w.index(index), core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
 	release := func(version string, n int) core.Release {
 		rel := core.Release{Catalog: core.DKBR, Origin: core.OriginFile, Version: version}
 		for i := range n {
@@ -85,8 +66,8 @@ func TestBulkChangeLowersGOGCWhileApplied(t *testing.T) {
 		t.Fatalf("three chunks: GOGC %v while applied, %d after; want [37 37 37], 100", seen, gcPercent())
 	}
 	debug.SetGCPercent(20) // as GOGC=20 in the environment
-	store, w.TextIndex = storeAndIndex(t)
-	svc = ingest.New(ingest.Config{IndexChunk: 10, BatchChunk: -1, BulkGCPercent: 37}, store, w, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
+	store, index = storeAndIndex(t)
+	svc = ingest.New(ingest.Config{IndexChunk: 10, BatchChunk: -1, BulkGCPercent: 37}, store, w.index(index), core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
 	if seen := apply(release("lower", 25)); fmt.Sprint(seen) != "[20 20 20]" || gcPercent() != 20 {
 		t.Fatalf("GOGC 20: %v while applied, %d after; want [20 20 20], 20", seen, gcPercent())
 	}
@@ -101,8 +82,10 @@ func TestBulkGCOverlappingChanges(t *testing.T) {
 	first := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
-	w := &blockingWatch{gcWatch: gcWatch{TextIndex: index}, block: func() {
-		once.Do(func() { close(first); <-release })
+	w := &partsIndex{TextIndex: index, part: func(upsert []core.Resource) {
+		if len(upsert) > 0 && upsert[0].Catalog == core.National {
+			once.Do(func() { close(first); <-release })
+		}
 	}}
 	svc := ingest.New(ingest.Config{IndexChunk: 10, BatchChunk: -1, BulkGCPercent: 37}, store, w, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
 	rel := func(c core.CatalogID, n int) core.Release {
@@ -132,17 +115,4 @@ func TestBulkGCOverlappingChanges(t *testing.T) {
 	if p := gcPercent(); p != 100 {
 		t.Fatalf("GOGC %d after both, want 100", p)
 	}
-}
-
-// blockingWatch calls block in every Prepare of the national catalog.
-type blockingWatch struct {
-	gcWatch
-	block func()
-}
-
-func (w *blockingWatch) Prepare(ctx context.Context, upsert []core.Resource, remove []core.Key) (ports.IndexChange, error) {
-	if len(upsert) > 0 && upsert[0].Catalog == core.National {
-		w.block()
-	}
-	return w.gcWatch.Prepare(ctx, upsert, remove)
 }

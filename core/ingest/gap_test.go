@@ -8,50 +8,7 @@ import (
 
 	"github.com/climatesearch/climatesearch/core"
 	"github.com/climatesearch/climatesearch/core/ingest"
-	"github.com/climatesearch/climatesearch/ports"
 )
-
-// gapIndex calls between once, when a dkbr change takes its second part
-// (a second Prepare, or an Extend), and signals otherPrepared when a
-// national change has been prepared.
-type gapIndex struct {
-	ports.TextIndex
-	dkbrParts     int
-	between       func()
-	otherPrepared chan struct{}
-}
-
-func (g *gapIndex) part() {
-	if g.dkbrParts++; g.dkbrParts == 2 {
-		g.between()
-	}
-}
-
-func (g *gapIndex) Prepare(ctx context.Context, upsert []core.Resource, remove []core.Key) (ports.IndexChange, error) {
-	dkbr := len(upsert) > 0 && upsert[0].Catalog == core.DKBR
-	if dkbr {
-		g.part()
-	}
-	c, err := g.TextIndex.Prepare(ctx, upsert, remove)
-	if err != nil {
-		return nil, err
-	}
-	if !dkbr {
-		close(g.otherPrepared)
-		return c, nil
-	}
-	return gapChange{IndexChange: c, g: g}, nil
-}
-
-type gapChange struct {
-	ports.IndexChange
-	g *gapIndex
-}
-
-func (c gapChange) Extend(ctx context.Context, upsert []core.Resource, remove []core.Key) error {
-	c.g.part()
-	return c.IndexChange.Extend(ctx, upsert, remove)
-}
 
 // TestLargeChangeBesideAnotherCatalogsChange: a change of several index
 // chunks and another catalog's change that arrives while the first is
@@ -65,8 +22,8 @@ func TestLargeChangeBesideAnotherCatalogsChange(t *testing.T) {
 	store, index := storeAndIndex(t)
 	otherDone := make(chan error, 1)
 	var svc *ingest.Service
-	g := &gapIndex{TextIndex: index, otherPrepared: make(chan struct{})}
-	g.between = func() {
+	otherPrepared := make(chan struct{})
+	between := func() { // once the large change takes its second part
 		other := core.Release{Catalog: core.National, Origin: core.OriginFile, Version: "N1"}
 		for i := range 3 {
 			v := float64(i)
@@ -74,9 +31,24 @@ func TestLargeChangeBesideAnotherCatalogsChange(t *testing.T) {
 		}
 		go func() { _, err := svc.Apply(ctx, other); otherDone <- err }()
 		select { // the other change prepared in the gap, if there is one
-		case <-g.otherPrepared:
+		case <-otherPrepared:
 		case <-time.After(300 * time.Millisecond):
 		}
+	}
+	largeParts := 0
+	g := &partsIndex{TextIndex: index,
+		part: func(upsert []core.Resource) {
+			if len(upsert) > 0 && upsert[0].Catalog == core.DKBR {
+				if largeParts++; largeParts == 2 {
+					between()
+				}
+			}
+		},
+		prepared: func(upsert []core.Resource) {
+			if len(upsert) > 0 && upsert[0].Catalog == core.National {
+				close(otherPrepared)
+			}
+		},
 	}
 	svc = ingest.New(ingest.Config{IndexChunk: 10, BatchChunk: -1}, store, g, core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
 	large := core.Release{Catalog: core.DKBR, Origin: core.OriginFile, Version: "D1"}

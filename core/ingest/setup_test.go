@@ -9,6 +9,7 @@ import (
 	"github.com/climatesearch/climatesearch/adapters/badgerstore"
 	"github.com/climatesearch/climatesearch/adapters/blugeindex"
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/ports"
 )
 
 type noEvents struct{}
@@ -33,4 +34,35 @@ func storeAndIndex(t *testing.T) (*badgerstore.Store, *blugeindex.Index) {
 	}
 	t.Cleanup(func() { _ = index.Close() })
 	return store, index
+}
+
+// partsIndex is an index that calls part before each part of a change is
+// prepared (Prepare, then each Extend) and, when set, prepared once a
+// Prepare has returned: what tests watch of the ingest's index work.
+type partsIndex struct {
+	ports.TextIndex
+	part     func(upsert []core.Resource)
+	prepared func(upsert []core.Resource)
+}
+
+func (p *partsIndex) Prepare(ctx context.Context, upsert []core.Resource, remove []core.Key) (ports.IndexChange, error) {
+	p.part(upsert)
+	c, err := p.TextIndex.Prepare(ctx, upsert, remove)
+	if err != nil {
+		return nil, err
+	}
+	if p.prepared != nil {
+		p.prepared(upsert)
+	}
+	return partsChange{IndexChange: c, p: p}, nil
+}
+
+type partsChange struct {
+	ports.IndexChange
+	p *partsIndex
+}
+
+func (c partsChange) Extend(ctx context.Context, upsert []core.Resource, remove []core.Key) error {
+	c.p.part(upsert)
+	return c.IndexChange.Extend(ctx, upsert, remove)
 }
