@@ -294,12 +294,13 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource, sources func([]c
 	// are analysed again with the dictionary they were indexed with.
 	texts := make([]*docWords, len(keys))
 	prev := make([]*docAnalysis, len(keys))
+	memo := newFieldMemo()
 	parallel(len(keys), func(i int) {
 		if r := target[keys[i]]; r != nil {
-			texts[i] = wordsOf(fieldChunks(r))
+			texts[i] = wordsOf(fieldChunks(r, memo))
 		}
 		if old := olds[keys[i]]; old != nil {
-			prev[i] = analyze(lex.langs, old, wordsOf(fieldChunks(old)))
+			prev[i] = analyze(lex.langs, old, wordsOf(fieldChunks(old, memo)))
 		}
 	})
 	for i, k := range keys {
@@ -393,7 +394,7 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource, sources func([]c
 			return
 		}
 		if i >= touched { // resplit: the same words, a new dictionary
-			texts[i] = wordsOf(fieldChunks(srcs[i]))
+			texts[i] = wordsOf(fieldChunks(srcs[i], memo))
 			old := analyze(lex.langs, srcs[i], texts[i])
 			analyses[i] = analyze(langs, srcs[i], texts[i])
 			prev[i] = old // written by this worker only; read after the wait
@@ -813,35 +814,52 @@ func (lex *lexicon) idCount(t string) int32 {
 // fields, of typo correction. They depend on the text only.
 type docWords struct {
 	chunks [][]chunk // per field of textFields
+	// memo holds, per field of textFields, the change's memo of its text
+	// when the text is long enough to be remembered (nil: none is).
+	memo   []*memoEntry
 	words  map[core.Lang][]string
 	labels map[core.Lang][]string // letters only, long enough to correct
 }
 
-// fieldChunks cuts every field of a resource into chunks.
-func fieldChunks(r *core.Resource) [][]chunk {
+// fieldChunks cuts every field of a resource into chunks; those of a long
+// text come from the change's memo m (nil: none), cut once per change.
+func fieldChunks(r *core.Resource, m *fieldMemo) *docWords {
+	dw := &docWords{chunks: make([][]chunk, len(textFields))}
 	var buf [16]string // on the stack while textFields has 16 or fewer
 	texts := buf[:0]
 	size := 0
-	for _, f := range textFields {
-		texts = append(texts, core.CleanText(f.value(r)))
-		size += len(texts[len(texts)-1])
+	for i, f := range textFields {
+		v := f.value(r)
+		if m != nil && len(v) >= memoMinBytes {
+			if dw.memo == nil {
+				dw.memo = make([]*memoEntry, len(textFields))
+			}
+			dw.memo[i] = m.entry(i, v)
+			dw.chunks[i] = dw.memo[i].chunks
+			v = ""
+		} else {
+			v = core.CleanText(v)
+		}
+		texts = append(texts, v)
+		size += len(v)
 	}
-	// The fields' chunks and pieces share two slices, sized as
+	// The other fields' chunks and pieces share two slices, sized as
 	// splitChunks sizes them, and each field's chunks are a capped window.
-	cs := make([][]chunk, len(textFields))
 	out, pieces := make([]chunk, 0, size/bytesPerChunk+len(textFields)), make([]string, 0, size/bytesPerPiece+len(textFields))
 	for i, v := range texts {
 		if v != "" {
 			from := len(out)
 			out, pieces = appendChunks(out, pieces, v)
-			cs[i] = out[from:len(out):len(out)]
+			dw.chunks[i] = out[from:len(out):len(out)]
 		}
 	}
-	return cs
+	return dw
 }
 
-func wordsOf(cs [][]chunk) *docWords {
-	dw := &docWords{chunks: cs, words: map[core.Lang][]string{}, labels: map[core.Lang][]string{}}
+// wordsOf fills in the words and labels of dw from its chunks.
+func wordsOf(dw *docWords) *docWords {
+	cs := dw.chunks
+	dw.words, dw.labels = map[core.Lang][]string{}, map[core.Lang][]string{}
 	seen := seenWords.get()
 	defer seenWords.put(seen)
 	canon := canonCaches.Get().(canonCache)
@@ -1046,20 +1064,18 @@ func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docA
 		if len(chunks[i]) == 0 {
 			continue
 		}
-		d.fields[i] = languageOf(f.lang).analyzeChunks(chunks[i], langs[f.lang])
+		la := languageOf(f.lang)
+		if dw.memo != nil && dw.memo[i] != nil {
+			d.fields[i], d.distinct[i] = dw.memo[i].analysed(la, langs[f.lang], at, canon)
+		} else {
+			d.fields[i] = la.analyzeChunks(chunks[i], langs[f.lang])
+			d.distinct[i] = distinctTerms(d.fields[i], at, canon)
+		}
 		d.lens[i] = int32(len(d.fields[i]))
 		if i == nameField[f.lang] && f.lang != exact {
 			d.nameUnits = append(d.nameUnits, textNames{lang: f.lang, units: nameUnits(d.fields[i])})
 		}
-		clear(at)
-		d.distinct[i] = make([]termFreq, 0, len(d.fields[i]))
 		for _, t := range d.fields[i] {
-			if j, ok := at[t.text]; ok {
-				d.distinct[i][j].n++
-			} else {
-				at[t.text] = len(d.distinct[i])
-				d.distinct[i] = append(d.distinct[i], termFreq{text: canon.own(t.text), n: 1})
-			}
 			_, _ = h.Write([]byte{byte(i), byte(t.kind), byte(t.unit), byte(t.unit >> 8), byte(t.unit >> 16)})
 			_, _ = h.Write([]byte(t.text))
 			_, _ = h.Write([]byte{0})
