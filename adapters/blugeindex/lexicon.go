@@ -61,6 +61,9 @@ type lexicon struct {
 	// vocabulary.
 	strs  map[string]uint32
 	strOf []string
+	// memo is what the index has analysed of its long texts (memo.go),
+	// shared with the lexicon's copies.
+	memo *fieldMemo
 	// buf holds the buffers compact packs a document through; add and
 	// remove unpack its synonym entries into buf.entries too. Only a
 	// commit changes the lexicon, one document at a time (apply).
@@ -178,6 +181,7 @@ func newLexicon() *lexicon {
 		ids:       map[idHash]int32{},
 		catalogs:  map[core.CatalogID]int{},
 		strs:      map[string]uint32{},
+		memo:      newFieldMemo(),
 	}
 	for i := range lex.df {
 		lex.df[i] = map[string]int32{}
@@ -294,7 +298,8 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource, sources func([]c
 	// are analysed again with the dictionary they were indexed with.
 	texts := make([]*docWords, len(keys))
 	prev := make([]*docAnalysis, len(keys))
-	memo := newFieldMemo()
+	memo := lex.memo
+	memo.begin(lex.langs)
 	parallel(len(keys), func(i int) {
 		if r := target[keys[i]]; r != nil {
 			texts[i] = wordsOf(fieldChunks(r, memo))
@@ -683,6 +688,7 @@ func (lex *lexicon) clone() *lexicon {
 		// Clipped: the copy's appends never write into the array this
 		// one's readers index.
 		strOf: slices.Clip(lex.strOf),
+		memo:  lex.memo,
 	}
 	for lang, m := range lex.words {
 		c.words[lang] = maps.Clone(m)

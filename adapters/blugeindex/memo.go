@@ -1,32 +1,49 @@
 package blugeindex
 
 import (
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/climatesearch/climatesearch/core"
 )
 
-// A change analyses each long field text once. Collections repeat their
-// long texts: a product line's variants share a description, a
-// manufacturer's library a few templates. The synthetic catalog of
-// test/perf (descriptions mixed from real sentences of the category) holds
-// 4,408 distinct English descriptions among 194,475, which are 75 % of its
-// text's bytes. Cutting a text into chunks depends on the text alone and
-// its terms on the text and the dictionary, so a change keeps both per
-// text (fieldMemo) and every resource holding the text shares them: the
-// analyses are read, never written, until compact drops them.
+// The index analyses each long field text once, not once per resource.
+// Collections repeat their long texts: a product line's variants share a
+// description, a manufacturer's library a few templates. The synthetic
+// catalog of test/perf (descriptions mixed from real sentences of the
+// category) holds 4,408 distinct English descriptions among 194,475,
+// which are 75 % of its text's bytes. Cutting a text into chunks depends
+// on the text alone and its terms on the text and the dictionary, so the
+// lexicon keeps both per text (fieldMemo), across changes, and every
+// resource holding the text shares them: the analyses are read, never
+// written, until compact drops them.
 
-// memoMinBytes is the shortest field text a change remembers: names are
+// memoMinBytes is the shortest field text the memo keeps: names are
 // shorter and almost all distinct, and a short text costs less to analyse
 // again than to remember.
 const memoMinBytes = 64
 
-// fieldMemo is what one change (lexicon.prepare) has cut and analysed of
-// its long field texts, by field and text. Its workers share it; it goes
-// when the change is prepared.
+// memoEntries is the most texts a generation of the memo holds: about
+// 4 KB each for a description of 200 bytes (its key, lower-cased copy,
+// chunks, terms and distinct terms), so the memo holds at most about
+// 32 MB.
+const memoEntries = 4096
+
+// fieldMemo is what the index has cut and analysed of its long field
+// texts, by field and text, in two generations: a text is looked up in the
+// young one, then in the old one (and moved to the young one); when the
+// young one is full it becomes the old one and the old one is dropped. So
+// the texts a collection repeats stay, and those seen once pass through.
+// A lexicon and its copies (clone) share it; the workers of a change use
+// it at once.
 type fieldMemo struct {
-	mu      sync.Mutex
-	entries map[memoKey]*memoEntry
+	mu         sync.Mutex
+	young, old map[memoKey]*memoEntry
+	// langs are the dictionaries of the last change (begin): terms
+	// analysed under others are dropped when a change brings new ones,
+	// rather than keeping old dictionaries alive.
+	langs map[core.Lang]*langLex
 }
 
 type memoKey struct {
@@ -48,7 +65,30 @@ type memoTerms struct {
 	distinct []termFreq
 }
 
-func newFieldMemo() *fieldMemo { return &fieldMemo{entries: map[memoKey]*memoEntry{}} }
+func newFieldMemo() *fieldMemo { return &fieldMemo{young: map[memoKey]*memoEntry{}} }
+
+// begin is called as a change starts with the index's dictionaries: if
+// they are not those of the last change, the terms analysed under any
+// other are dropped (the chunks stay).
+func (m *fieldMemo) begin(langs map[core.Lang]*langLex) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if maps.Equal(m.langs, langs) {
+		return
+	}
+	m.langs = maps.Clone(langs)
+	current := map[*langLex]bool{}
+	for _, lx := range langs {
+		current[lx] = true
+	}
+	for _, gen := range []map[memoKey]*memoEntry{m.young, m.old} {
+		for _, e := range gen {
+			e.mu.Lock()
+			e.terms = slices.DeleteFunc(e.terms, func(t memoTerms) bool { return !current[t.lx] })
+			e.mu.Unlock()
+		}
+	}
+}
 
 // entry returns the memo of text v of field i, cutting it into chunks the
 // first time. Two workers may cut the same text at once; the first one's
@@ -56,7 +96,12 @@ func newFieldMemo() *fieldMemo { return &fieldMemo{entries: map[memoKey]*memoEnt
 func (m *fieldMemo) entry(i int, v string) *memoEntry {
 	k := memoKey{i, v}
 	m.mu.Lock()
-	e := m.entries[k]
+	e := m.young[k]
+	if e == nil {
+		if e = m.old[k]; e != nil {
+			m.keep(k, e)
+		}
+	}
 	m.mu.Unlock()
 	if e != nil {
 		return e
@@ -64,11 +109,20 @@ func (m *fieldMemo) entry(i int, v string) *memoEntry {
 	e = &memoEntry{chunks: splitChunks(core.CleanText(v))}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if had := m.entries[k]; had != nil {
+	if had := m.young[k]; had != nil {
 		return had
 	}
-	m.entries[k] = e
+	m.keep(k, e)
 	return e
+}
+
+// keep puts e in the young generation, starting a new one when it is
+// full; m.mu is held.
+func (m *fieldMemo) keep(k memoKey, e *memoEntry) {
+	if len(m.young) >= memoEntries {
+		m.old, m.young = m.young, make(map[memoKey]*memoEntry, memoEntries)
+	}
+	m.young[k] = e
 }
 
 // analysed returns the entry's terms under lx (analyzeChunks) and their

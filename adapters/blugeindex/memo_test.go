@@ -1,6 +1,7 @@
 package blugeindex
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -130,4 +131,71 @@ func TestRememberedTextUnderTwoDictionaries(t *testing.T) {
 		t.Fatal("the new dictionary analyses no indexed resource again: nothing to check")
 	}
 	t.Logf("%d indexed resources analysed again under the new dictionary", again)
+}
+
+// TestMemoKeepsWhatRepeats checks the memo's bound: texts seen once pass
+// through, at most two generations of memoEntries are held, and a text
+// the index keeps seeing stays, analysed once.
+func TestMemoKeepsWhatRepeats(t *testing.T) {
+	m := newFieldMemo()
+	const repeated = "Mineral wool insulation for walls, roofs and floors; made of stone and recycled glass."
+	first := m.entry(0, repeated)
+	for i := range 5 * memoEntries {
+		m.entry(0, fmt.Sprintf("A description seen once, number %d, long enough to be remembered.", i))
+		if i%100 == 0 && m.entry(0, repeated) != first {
+			t.Fatalf("after %d texts seen once the repeated one was cut again", i)
+		}
+		if n := len(m.young) + len(m.old); n > 2*memoEntries {
+			t.Fatalf("after %d texts the memo holds %d, over two generations of %d", i, n, memoEntries)
+		}
+	}
+	if _, ok := m.young[memoKey{0, "A description seen once, number 0, long enough to be remembered."}]; ok {
+		t.Error("the first text seen once is still held after five generations")
+	}
+}
+
+// TestMemoDropsReplacedDictionaries checks that a change with new
+// dictionaries drops the terms analysed under the old ones, which would
+// otherwise keep those dictionaries alive.
+func TestMemoDropsReplacedDictionaries(t *testing.T) {
+	lex := newLexicon()
+	change := func(rs []core.Resource) {
+		target := map[core.Key]*core.Resource{}
+		for i := range rs {
+			target[rs[i].Key()] = &rs[i]
+		}
+		dl, err := lex.prepare(target, noSources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(dl.langs) == 0 {
+			t.Fatal("the change brings no new dictionary: nothing to check")
+		}
+		lex.apply(dl)
+	}
+	analyses := func() (stale, kept int) {
+		current := map[*langLex]bool{}
+		for _, lx := range lex.langs {
+			current[lx] = true
+		}
+		for _, e := range lex.memo.young {
+			for _, ts := range e.terms {
+				if current[ts.lx] {
+					kept++
+				} else {
+					stale++
+				}
+			}
+		}
+		return stale, kept
+	}
+	change(synthResources(t, 0, 300))
+	change(loadCatalog(t)) // new words: new dictionaries
+	if stale, _ := analyses(); stale == 0 {
+		t.Fatal("no text of the first change is analysed under a replaced dictionary: nothing to check")
+	}
+	lex.memo.begin(lex.langs)
+	if stale, kept := analyses(); stale > 0 || kept == 0 {
+		t.Errorf("after the next change began: %d analyses under replaced dictionaries, %d under the index's", stale, kept)
+	}
 }
