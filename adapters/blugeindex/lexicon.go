@@ -836,7 +836,7 @@ func fieldChunks(r *core.Resource, m *fieldMemo) *docWords {
 	size := 0
 	for i, f := range textFields {
 		v := f.value(r)
-		if m != nil && len(v) >= memoMinBytes {
+		if m != nil && remembered[i] && len(v) >= memoMinBytes {
 			if dw.memo == nil {
 				dw.memo = make([]*memoEntry, len(textFields))
 			}

@@ -3,6 +3,7 @@ package blugeindex
 import (
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/climatesearch/climatesearch/core"
@@ -19,10 +20,22 @@ import (
 // resource holding the text shares them: the analyses are read, never
 // written, until compact drops them.
 
-// memoMinBytes is the shortest field text the memo keeps: names are
-// shorter and almost all distinct, and a short text costs less to analyse
-// again than to remember.
-const memoMinBytes = 64
+// memoMinBytes is the shortest field text the memo keeps: a shorter one
+// costs less to analyse again than to look up.
+const memoMinBytes = 16
+
+// remembered tells, per field of textFields, whether the memo keeps its
+// texts: not those that hold a resource's names (the name fields, exact),
+// which are almost all distinct. Remembering them only pushed the texts
+// that repeat out of the memo: a batch of 10,000 synthetic resources put
+// 10,000 names in it.
+var remembered = func() []bool {
+	out := make([]bool, len(textFields))
+	for i, f := range textFields {
+		out[i] = !strings.HasPrefix(f.name, "name_") && f.lang != exact
+	}
+	return out
+}()
 
 // memoEntries is the most texts a generation of the memo holds: about
 // 4 KB each for a description of 200 bytes (its key, lower-cased copy,

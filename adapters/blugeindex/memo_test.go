@@ -8,6 +8,18 @@ import (
 	"github.com/climatesearch/climatesearch/core"
 )
 
+// fieldIndex returns the index in textFields of the field named name.
+func fieldIndex(t *testing.T, name string) int {
+	t.Helper()
+	for i, f := range textFields {
+		if f.name == name {
+			return i
+		}
+	}
+	t.Fatalf("no field %s", name)
+	return -1
+}
+
 // noSources is the sources of a lexicon that indexes nothing yet.
 func noSources([]core.Key) (map[core.Key]*core.Resource, error) { return nil, nil }
 
@@ -48,16 +60,12 @@ func TestRememberedTextsAnalyseAsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	field := map[string]int{}
-	for i, f := range textFields {
-		field[f.name] = i
-	}
 	shared := map[*term]core.Key{} // the first terms of a text_en, by the first resource holding them
 	sharing := 0
 	for k, r := range target {
 		d := dl.next[k]
 		sameAnalysis(t, k, d, analyze(dl.langs, r, wordsOf(fieldChunks(r, nil))))
-		if ts := d.fields[field["text_en"]]; len(ts) > 0 {
+		if ts := d.fields[fieldIndex(t, "text_en")]; len(ts) > 0 {
 			if _, ok := shared[&ts[0]]; ok {
 				sharing++
 			} else {
@@ -138,18 +146,19 @@ func TestRememberedTextUnderTwoDictionaries(t *testing.T) {
 // the index keeps seeing stays, analysed once.
 func TestMemoKeepsWhatRepeats(t *testing.T) {
 	m := newFieldMemo()
+	text := fieldIndex(t, "text_en")
 	const repeated = "Mineral wool insulation for walls, roofs and floors; made of stone and recycled glass."
-	first := m.entry(0, repeated)
+	first := m.entry(text, repeated)
 	for i := range 5 * memoEntries {
-		m.entry(0, fmt.Sprintf("A description seen once, number %d, long enough to be remembered.", i))
-		if i%100 == 0 && m.entry(0, repeated) != first {
+		m.entry(text, fmt.Sprintf("A description seen once, number %d, long enough to be remembered.", i))
+		if i%100 == 0 && m.entry(text, repeated) != first {
 			t.Fatalf("after %d texts seen once the repeated one was cut again", i)
 		}
 		if n := len(m.young) + len(m.old); n > 2*memoEntries {
 			t.Fatalf("after %d texts the memo holds %d, over two generations of %d", i, n, memoEntries)
 		}
 	}
-	if _, ok := m.young[memoKey{0, "A description seen once, number 0, long enough to be remembered."}]; ok {
+	if _, ok := m.young[memoKey{text, "A description seen once, number 0, long enough to be remembered."}]; ok {
 		t.Error("the first text seen once is still held after five generations")
 	}
 }
