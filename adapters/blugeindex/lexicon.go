@@ -897,6 +897,22 @@ func wordsOf(dw *docWords) *docWords {
 			continue
 		}
 		la := languageOf(f.lang)
+		if dw.memo != nil && dw.memo[i] != nil {
+			// A remembered text's words are listed once, in its memo.
+			for _, w := range dw.memo[i].wordList(la, canon) {
+				k := langWord{f.lang, w.text}
+				had := seen[k]
+				if had&seenWord == 0 {
+					seen[k] = had | seenWord
+					add(dw.words, words, f.lang, w.text)
+				}
+				if f.label && had&seenLabel == 0 && w.label {
+					seen[k] |= seenLabel
+					add(dw.labels, labels, f.lang, w.text)
+				}
+			}
+			continue
+		}
 		for _, c := range cs[i] {
 			for _, p := range c.pieces {
 				if la.isStop(p) {
@@ -909,7 +925,7 @@ func wordsOf(dw *docWords) *docWords {
 					p = canon.own(p)
 					add(dw.words, words, f.lang, p)
 				}
-				if f.label && had&seenLabel == 0 && isLetters(p) && runeLen(p) >= minFuzzy-1 {
+				if f.label && had&seenLabel == 0 && isLabel(p) {
 					seen[k] |= seenLabel
 					add(dw.labels, labels, f.lang, canon.own(p))
 				}
@@ -918,6 +934,10 @@ func wordsOf(dw *docWords) *docWords {
 	}
 	return dw
 }
+
+// isLabel tells whether a word of a label field is one typo correction
+// learns: letters only, long enough to correct.
+func isLabel(p string) bool { return isLetters(p) && runeLen(p) >= minFuzzy-1 }
 
 // langWord is a word of one language.
 type langWord struct {
@@ -1088,6 +1108,6 @@ func analyze(langs map[core.Lang]*langLex, r *core.Resource, dw *docWords) *docA
 		}
 	}
 	d.hash = h.Sum64()
-	d.synonyms, d.headTerms = thesaurusOf(r, langs)
+	d.synonyms, d.headTerms = thesaurusOf(r, langs, dw.memo)
 	return d
 }

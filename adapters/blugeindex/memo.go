@@ -67,9 +67,28 @@ type memoKey struct {
 // memoEntry is one field text: its chunks, and its terms under each
 // dictionary the change analyses it with (the index's; a new one's).
 type memoEntry struct {
+	text   string // the field's text, as the key holds it
 	chunks []chunk
 	mu     sync.Mutex
 	terms  []memoTerms
+	// words are the text's words once each, in order (wordList): nil
+	// until listed.
+	words []memoWord
+	// phrases are a synonym list's entries under each dictionary
+	// (synonymPhrases).
+	phrases []memoPhrases
+}
+
+// memoWord is a word of a remembered text, canonical (own), and whether
+// typo correction learns it from a label field (isLabel).
+type memoWord struct {
+	text  string
+	label bool
+}
+
+type memoPhrases struct {
+	lx      *langLex
+	phrases []string
 }
 
 type memoTerms struct {
@@ -98,6 +117,7 @@ func (m *fieldMemo) begin(langs map[core.Lang]*langLex) {
 		for _, e := range gen {
 			e.mu.Lock()
 			e.terms = slices.DeleteFunc(e.terms, func(t memoTerms) bool { return !current[t.lx] })
+			e.phrases = slices.DeleteFunc(e.phrases, func(p memoPhrases) bool { return !current[p.lx] })
 			e.mu.Unlock()
 		}
 	}
@@ -119,7 +139,7 @@ func (m *fieldMemo) entry(i int, v string) *memoEntry {
 	if e != nil {
 		return e
 	}
-	e = &memoEntry{chunks: splitChunks(core.CleanText(v))}
+	e = &memoEntry{text: v, chunks: splitChunks(core.CleanText(v))}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if had := m.young[k]; had != nil {
@@ -153,6 +173,45 @@ func (e *memoEntry) analysed(la *language, lx *langLex, at map[string]int, canon
 	distinct := distinctTerms(terms, at, canon)
 	e.terms = append(e.terms, memoTerms{lx: lx, terms: terms, distinct: distinct})
 	return terms, distinct
+}
+
+// wordList returns the entry's words, stop words dropped, each once in
+// the order they first occur (what wordsOf lists of a text), listing them
+// the first time. canon is the calling worker's.
+func (e *memoEntry) wordList(la *language, canon canonCache) []memoWord {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.words != nil {
+		return e.words
+	}
+	seen := map[string]bool{}
+	out := []memoWord{}
+	for _, c := range e.chunks {
+		for _, p := range c.pieces {
+			if !la.isStop(p) && !seen[p] {
+				seen[p] = true
+				out = append(out, memoWord{text: canon.own(p), label: isLabel(p)})
+			}
+		}
+	}
+	e.words = out
+	return out
+}
+
+// synonymPhrases returns the entries of the entry's text, a synonym list,
+// as thesaurusOf reads them (synonymPhrases of the text) under lx,
+// reading them the first time.
+func (e *memoEntry) synonymPhrases(la *language, lx *langLex) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, p := range e.phrases {
+		if p.lx == lx {
+			return p.phrases
+		}
+	}
+	out := synonymPhrases(la, lx, e.text)
+	e.phrases = append(e.phrases, memoPhrases{lx: lx, phrases: out})
+	return out
 }
 
 // distinctTerms lists each of a field's terms once, in the order they

@@ -79,16 +79,22 @@ type langPhrase struct {
 // of a ring's resources), so one without has no heads either: most of a
 // large catalog has no synonyms, and the heads of every resource were a
 // fifth of the lexicon's memory.
-func thesaurusOf(r *core.Resource, langs map[core.Lang]*langLex) (entries []langPhrase, heads []langTerms) {
-	for _, f := range textFields {
+// A synonym list remembered by the change's memo (memo, per field of
+// textFields; nil: none) is read once.
+func thesaurusOf(r *core.Resource, langs map[core.Lang]*langLex, memo []*memoEntry) (entries []langPhrase, heads []langTerms) {
+	for i, f := range textFields {
 		if !strings.HasPrefix(f.name, "synonyms_") {
 			continue
 		}
 		la := languageOf(f.lang)
-		for _, entry := range strings.FieldsFunc(f.value(r), func(r rune) bool { return r == ',' || r == ';' }) {
-			if phrase := strings.Join(wordTerms(la.analyze(core.CleanText(entry), langs[f.lang])), " "); phrase != "" {
-				entries = append(entries, langPhrase{lang: f.lang, phrase: phrase})
-			}
+		var phrases []string
+		if memo != nil && memo[i] != nil {
+			phrases = memo[i].synonymPhrases(la, langs[f.lang])
+		} else {
+			phrases = synonymPhrases(la, langs[f.lang], f.value(r))
+		}
+		for _, phrase := range phrases {
+			entries = append(entries, langPhrase{lang: f.lang, phrase: phrase})
 		}
 	}
 	if len(entries) == 0 {
@@ -110,6 +116,19 @@ func thesaurusOf(r *core.Resource, langs map[core.Lang]*langLex) (entries []lang
 		}
 	}
 	return entries, heads
+}
+
+// synonymPhrases returns the entries of a synonym list (separated by
+// commas or semicolons) as their word terms under lx joined by spaces,
+// leaving out those without any.
+func synonymPhrases(la *language, lx *langLex, list string) []string {
+	var out []string
+	for _, entry := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ';' }) {
+		if phrase := strings.Join(wordTerms(la.analyze(core.CleanText(entry), lx)), " "); phrase != "" {
+			out = append(out, phrase)
+		}
+	}
+	return out
 }
 
 // add counts the resource in the rings of its synonym entries (the ids of

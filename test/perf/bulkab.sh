@@ -11,8 +11,10 @@
 # starts OLD and then NEW on a fresh data directory (SERVICE_EMBEDDER=hash,
 # SERVICE_MEMORY_LIMIT $MEMORY_LIMIT (1843MiB), offline), posts the batches
 # one after the other to POST /admin/resources and prints the rate (N over
-# the wall time from the first post to the last answer) and the process's
-# VmHWM. What runs between the batches (the vectors' catch-up) is part of
+# the wall time from the first post to the last answer), the process's
+# VmHWM and its CPU time (user and system, from its start to the last
+# answer) per resource, which a busy machine's other work moves less than
+# the rate. What runs between the batches (the vectors' catch-up) is part of
 # the rate, as in scale.sh. Loopback port 18520; only the processes it
 # started are stopped; everything lives in a mktemp directory removed at
 # exit.
@@ -50,10 +52,12 @@ load() { # $1 binary; prints "rate/s VmHWM MiB"
 		[ "$code" = 200 ] || { echo "$f: HTTP $code $(head -c 300 "$WORK/post.out")" >&2; exit 1; }
 	done
 	t1=$(date +%s.%N)
-	local hwm
+	local hwm ticks
 	hwm=$(awk '$1=="VmHWM:" {print $2}' "/proc/$PID/status")
+	ticks=$(awk '{print $14 + $15}' "/proc/$PID/stat") # user + system, since the start
 	kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
-	awk -v n="$N" -v a="$t0" -v b="$t1" -v h="$hwm" 'BEGIN {printf "%.0f/s VmHWM %.0f MiB\n", n/(b-a), h/1024}'
+	awk -v n="$N" -v a="$t0" -v b="$t1" -v h="$hwm" -v c="$ticks" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN {printf "%.0f/s VmHWM %.0f MiB CPU %.0f us per resource\n", n/(b-a), h/1024, c/hz*1e6/n}'
 }
 
 echo "bulkab.sh $(date -u +%FT%TZ) N=$N, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
