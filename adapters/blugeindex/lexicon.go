@@ -820,15 +820,15 @@ func (lex *lexicon) idCount(t string) int32 {
 // fields, of typo correction. They depend on the text only.
 type docWords struct {
 	chunks [][]chunk // per field of textFields
-	// memo holds, per field of textFields, the change's memo of its text
-	// when the text is long enough to be remembered (nil: none is).
+	// memo holds, per field of textFields, the lexicon's memo of its text
+	// when the memo keeps it (nil: it keeps none of them).
 	memo   []*memoEntry
 	words  map[core.Lang][]string
 	labels map[core.Lang][]string // letters only, long enough to correct
 }
 
-// fieldChunks cuts every field of a resource into chunks; those of a long
-// text come from the change's memo m (nil: none), cut once per change.
+// fieldChunks cuts every field of a resource into chunks; those of a text
+// the memo m keeps (nil: none) come from it, cut once.
 func fieldChunks(r *core.Resource, m *fieldMemo) *docWords {
 	dw := &docWords{chunks: make([][]chunk, len(textFields))}
 	var buf [16]string // on the stack while textFields has 16 or fewer

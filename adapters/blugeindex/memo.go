@@ -13,15 +13,15 @@ import (
 // Collections repeat their long texts: a product line's variants share a
 // description, a manufacturer's library a few templates. The synthetic
 // catalog of test/perf (descriptions mixed from real sentences of the
-// category) holds 4,408 distinct English descriptions among 194,475,
-// which are 75 % of its text's bytes. Cutting a text into chunks depends
+// category) holds 4,409 distinct English descriptions among 200,000
+// resources, and the descriptions are 75 % of its text's bytes. Cutting a text into chunks depends
 // on the text alone and its terms on the text and the dictionary, so the
 // lexicon keeps both per text (fieldMemo), across changes, and every
 // resource holding the text shares them: the analyses are read, never
 // written, until compact drops them.
 
-// memoMinBytes is the shortest field text the memo keeps: a shorter one
-// costs less to analyse again than to look up.
+// memoMinBytes is the shortest field text the memo keeps; shorter ones
+// (a category's one word) are analysed each time.
 const memoMinBytes = 16
 
 // remembered tells, per field of textFields, whether the memo keeps its
@@ -37,10 +37,11 @@ var remembered = func() []bool {
 	return out
 }()
 
-// memoEntries is the most texts a generation of the memo holds: about
-// 4 KB each for a description of 200 bytes (its key, lower-cased copy,
-// chunks, terms and distinct terms), so the memo holds at most about
-// 32 MB.
+// memoEntries is the most texts a generation of the memo holds. A text
+// of the synthetic catalog costs about 9.7 KB (its key, lower-cased copy,
+// chunks, terms, distinct terms, words: BenchmarkMemoHeap), so the memo
+// holds at most about 80 MB; the million's long texts (9,061) nearly fit
+// in its two generations.
 const memoEntries = 4096
 
 // fieldMemo is what the index has cut and analysed of its long field
@@ -64,8 +65,9 @@ type memoKey struct {
 	text  string
 }
 
-// memoEntry is one field text: its chunks, and its terms under each
-// dictionary the change analyses it with (the index's; a new one's).
+// memoEntry is one field text: its chunks and words, and its terms (and,
+// for a synonym list, its entries) under each dictionary it was analysed
+// with since the index's last changed (begin).
 type memoEntry struct {
 	text   string // the field's text, as the key holds it
 	chunks []chunk

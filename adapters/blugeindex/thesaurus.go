@@ -79,8 +79,8 @@ type langPhrase struct {
 // of a ring's resources), so one without has no heads either: most of a
 // large catalog has no synonyms, and the heads of every resource were a
 // fifth of the lexicon's memory.
-// A synonym list remembered by the change's memo (memo, per field of
-// textFields; nil: none) is read once.
+// A synonym list the lexicon's memo keeps (memo, per field of
+// textFields; nil: none) is read once per dictionary.
 func thesaurusOf(r *core.Resource, langs map[core.Lang]*langLex, memo []*memoEntry) (entries []langPhrase, heads []langTerms) {
 	for i, f := range textFields {
 		if !strings.HasPrefix(f.name, "synonyms_") {
