@@ -14,11 +14,11 @@ import (
 // description, a manufacturer's library a few templates. The synthetic
 // catalog of test/perf (descriptions mixed from real sentences of the
 // category) holds 4,409 distinct English descriptions among 200,000
-// resources, and the descriptions are 75 % of its text's bytes. Cutting a text into chunks depends
-// on the text alone and its terms on the text and the dictionary, so the
-// lexicon keeps both per text (fieldMemo), across changes, and every
-// resource holding the text shares them: the analyses are read, never
-// written, until compact drops them.
+// resources, and the descriptions are 75 % of its text's bytes. Cutting
+// a text into chunks depends on the text alone and its terms on the text
+// and the dictionary, so the lexicon keeps both per text (fieldMemo),
+// across changes, and every resource holding the text shares them: the
+// analyses are read, never written, until compact drops them.
 
 // memoMinBytes is the shortest field text the memo keeps; shorter ones
 // (a category's one word) are analysed each time.
