@@ -25,6 +25,28 @@ func fieldIndex(t *testing.T, name string) int {
 // noSources is the sources of a lexicon that indexes nothing yet.
 func noSources([]core.Key) (map[core.Key]*core.Resource, error) { return nil, nil }
 
+// targets is targetOf for a test's resources: each by its key.
+func targets(tb testing.TB, rs []core.Resource) map[core.Key]*core.Resource {
+	tb.Helper()
+	target, err := targetOf(rs, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return target
+}
+
+// applied prepares the change that indexes rs, none of them indexed yet,
+// applies it to lex and returns it.
+func applied(tb testing.TB, lex *lexicon, rs []core.Resource) *delta {
+	tb.Helper()
+	dl, err := lex.prepare(targets(tb, rs), noSources)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lex.apply(dl)
+	return dl
+}
+
 // sameAnalysis reports how a change's analysis of a resource differs from
 // the resource's analysis alone (no memo) with the same dictionaries.
 func sameAnalysis(t *testing.T, k core.Key, got, want *docAnalysis) {
@@ -52,11 +74,7 @@ func sameAnalysis(t *testing.T, k core.Key, got, want *docAnalysis) {
 // repeat, in one change. Resources holding the same long text share its
 // terms.
 func TestRememberedTextsAnalyseAsAlone(t *testing.T) {
-	rs := append(loadCatalog(t), synthResources(t, 0, 3000)...)
-	target := map[core.Key]*core.Resource{}
-	for i := range rs {
-		target[rs[i].Key()] = &rs[i]
-	}
+	target := targets(t, append(loadCatalog(t), synthResources(t, 0, 3000)...))
 	lex := newLexicon()
 	dl, err := lex.prepare(target, noSources)
 	if err != nil {
@@ -86,23 +104,13 @@ func TestRememberedTextsAnalyseAsAlone(t *testing.T) {
 // index) with one memo, and each analysis is that dictionary's.
 func TestRememberedTextUnderTwoDictionaries(t *testing.T) {
 	rs := append(loadCatalog(t), synthResources(t, 0, 2000)...)
-	byKey := map[core.Key]*core.Resource{}
-	first, second := map[core.Key]*core.Resource{}, map[core.Key]*core.Resource{}
+	var halves [2][]core.Resource
 	for i := range rs {
-		k := rs[i].Key()
-		byKey[k] = &rs[i]
-		if i%2 == 0 {
-			first[k] = &rs[i]
-		} else {
-			second[k] = &rs[i]
-		}
+		halves[i%2] = append(halves[i%2], rs[i])
 	}
+	byKey, second := targets(t, rs), targets(t, halves[1])
 	lex := newLexicon()
-	dl, err := lex.prepare(first, noSources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lex.apply(dl)
+	applied(t, lex, halves[0])
 	old := lex.langs
 	sources := func(keys []core.Key) (map[core.Key]*core.Resource, error) {
 		out := map[core.Key]*core.Resource{}
@@ -111,7 +119,7 @@ func TestRememberedTextUnderTwoDictionaries(t *testing.T) {
 		}
 		return out, nil
 	}
-	dl, err = lex.prepare(second, sources)
+	dl, err := lex.prepare(second, sources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,18 +179,9 @@ func TestMemoKeepsWhatRepeats(t *testing.T) {
 func TestMemoDropsReplacedDictionaries(t *testing.T) {
 	lex := newLexicon()
 	change := func(rs []core.Resource) {
-		target := map[core.Key]*core.Resource{}
-		for i := range rs {
-			target[rs[i].Key()] = &rs[i]
-		}
-		dl, err := lex.prepare(target, noSources)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(dl.langs) == 0 {
+		if dl := applied(t, lex, rs); len(dl.langs) == 0 {
 			t.Fatal("the change brings no new dictionary: nothing to check")
 		}
-		lex.apply(dl)
 	}
 	analyses := func() (stale, kept int) {
 		current := map[*langLex]bool{}
@@ -226,16 +225,7 @@ func BenchmarkMemoHeap(b *testing.B) {
 	for b.Loop() {
 		lex := newLexicon()
 		for from := 0; from < n; from += 10000 {
-			rs := synthResources(b, from, min(10000, n-from))
-			target := map[core.Key]*core.Resource{}
-			for i := range rs {
-				target[rs[i].Key()] = &rs[i]
-			}
-			dl, err := lex.prepare(target, noSources)
-			if err != nil {
-				b.Fatal(err)
-			}
-			lex.apply(dl)
+			applied(b, lex, synthResources(b, from, min(10000, n-from)))
 		}
 		texts := len(lex.memo.young) + len(lex.memo.old)
 		with := heap()
