@@ -238,7 +238,7 @@ var settings = []setting{
 		}
 		return nil
 	}},
-	{"bulk-gc", "SERVICE_BULK_GC", "50", "the garbage collector's target (GOGC) while a file is ingested or a release or change of more than 5,000 resources (one index chunk) is applied: the heap grows by this percent of what is live between collections instead of the process's own (100 unless GOGC says otherwise), which keeps a bulk load's peak memory lower for more CPU; never raises a lower GOGC; off = the process's own throughout", func(c *Config, v string) error {
+	{"bulk-gc", "SERVICE_BULK_GC", "50", "the garbage collector's target (GOGC) while a file is ingested or a release or change of more than 10,000 resources (one batch, indexed as one part) is applied: the heap grows by this percent of what is live between collections instead of the process's own (100 unless GOGC says otherwise), which keeps a bulk load's peak memory lower for more CPU; never raises a lower GOGC; off = the process's own throughout", func(c *Config, v string) error {
 		if v == "off" {
 			c.BulkGC = 0
 			return nil

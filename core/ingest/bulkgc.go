@@ -7,13 +7,14 @@ import (
 
 // bulkGC lowers the garbage collector's target (GOGC) while bulk writes
 // run, and restores it when the last one is done: a file ingest, a
-// release of more resources than one index chunk, a change of several
+// release of more resources than one batch, a change of several
 // chunks. They allocate at a high rate (parsing, hashing, analyses, index
 // segments) while the lexicon grows, and with the default target the heap
 // grows to twice what is live before each collection: at 50 a
 // 100,000-row file peaks about 100 MiB lower, for about an eighth more CPU
-// (docs/PERFORMANCE.md 12r). Searches and small writes, where the
-// throughput goals are, keep the process's own target.
+// (docs/PERFORMANCE.md 12r). Searches, small writes and batches keep the
+// process's own target: a batch's size bounds its memory, and at 50 a
+// load in batches spent a tenth more CPU (12zh).
 type bulkGC struct {
 	// percent is the target while bulk writes run, base the process's
 	// own (GOGC from the environment, read when the service is made);

@@ -65,6 +65,23 @@ func TestBulkChangeLowersGOGCWhileApplied(t *testing.T) {
 	if seen := apply(release("three", 25)); fmt.Sprint(seen) != "[37 37 37]" || gcPercent() != 100 {
 		t.Fatalf("three chunks: GOGC %v while applied, %d after; want [37 37 37], 100", seen, gcPercent())
 	}
+	// A batch larger than one index chunk is still one change (BatchChunk):
+	// its size bounds its memory, and it keeps the process's own target.
+	batches := ingest.New(ingest.Config{IndexChunk: 10, BatchChunk: 30, BulkGCPercent: 37}, store, w.index(index), core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)
+	w.seen = nil
+	if _, err := batches.Apply(ctx, release("batch", 25)); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(w.seen) != "[100]" || gcPercent() != 100 {
+		t.Fatalf("a batch of 25 (BatchChunk 30): GOGC %v while applied, %d after; want [100], 100", w.seen, gcPercent())
+	}
+	w.seen = nil
+	if _, err := batches.Apply(ctx, release("more", 35)); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(w.seen) != "[37 37 37 37]" || gcPercent() != 100 {
+		t.Fatalf("a release of 35 (BatchChunk 30): GOGC %v while applied, %d after; want [37 37 37 37], 100", w.seen, gcPercent())
+	}
 	debug.SetGCPercent(20) // as GOGC=20 in the environment
 	store, index = storeAndIndex(t)
 	svc = ingest.New(ingest.Config{IndexChunk: 10, BatchChunk: -1, BulkGCPercent: 37}, store, w.index(index), core.NewVisibility(), nil, noEvents{}, ingest.Sources{}, quiet)

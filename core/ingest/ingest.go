@@ -49,8 +49,8 @@ type Config struct {
 	// a negative value none (every release in parts of IndexChunk).
 	BatchChunk int
 	// BulkGCPercent is the garbage collector's target (GOGC) while a
-	// change of more than one index chunk is applied (bulkGC); 0 leaves
-	// the process's own.
+	// file or a change indexed in more than one part is applied (bulkGC;
+	// a batch is one part, see indexChunk); 0 leaves the process's own.
 	BulkGCPercent int
 	// Feed and Locks are set when several replicas share the store
 	// (follow.go); nil for a store of one process.
@@ -489,7 +489,11 @@ func (s *Service) applyFed(ctx context.Context, rel core.Release, in feed, size 
 	if err != nil {
 		return core.IngestResult{}, core.Unavailablef(err, "store unavailable")
 	}
-	bulk := size < 0 || size > s.cfg.IndexChunk // a bulk release from its diff on (bulkGC)
+	// A bulk release, from its diff on (bulkGC): a file, or a release
+	// indexed in more than one change. A batch (at most BatchChunk) is one
+	// change whose memory its size bounds; at GOGC 50 its collections cost
+	// a tenth of a bulk load's CPU (docs/PERFORMANCE.md 12zh).
+	bulk := size < 0 || size > s.indexChunk(size)
 	if bulk {
 		s.bulk.enter()
 		defer s.bulk.leave()
