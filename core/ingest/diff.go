@@ -143,22 +143,20 @@ func (d *diff) existing(ctx context.Context, chunk []core.Resource) (map[string]
 	return out, nil
 }
 
-// add diffs one chunk.
-func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
-	existing, err := d.existing(ctx, chunk)
-	if err != nil {
-		return err
+// normalized returns a chunk's resources as they are stored: in the
+// diff's catalog, normalised, with ids of their own. A release the diff
+// owns is normalised in place, another's copied. This and the hashes run
+// on every core: the diff holds the catalog's write lock and the vectors
+// wait for it, so one core would otherwise idle.
+func (d *diff) normalized(chunk []core.Resource) []core.Resource {
+	rs := chunk
+	if !d.owned {
+		rs = make([]core.Resource, len(chunk))
 	}
-	res := &d.res
-	res.Seen += len(chunk)
-	for i := range chunk {
-		var r core.Resource
-		if d.owned {
-			// Moved, not copied: the release and the write never hold a
-			// large file's resources twice.
-			r, chunk[i] = chunk[i], core.Resource{}
-		} else {
-			r = chunk[i].Clone()
+	onCores(len(chunk), func(i int) {
+		r := &rs[i]
+		if !d.owned {
+			*r = chunk[i].Clone()
 		}
 		r.Catalog, r.Source, r.Withdrawn = d.cat, d.source, false
 		r.Name, r.Description = "", ""
@@ -167,6 +165,22 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 		// queue): its own bytes, not a slice of a file's whole row, which
 		// it would keep alive (70 MB of a million-row file's lines).
 		r.ID = strings.Clone(r.ID)
+	})
+	return rs
+}
+
+// add diffs one chunk.
+func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
+	existing, err := d.existing(ctx, chunk)
+	if err != nil {
+		return err
+	}
+	res := &d.res
+	res.Seen += len(chunk)
+	rs := d.normalized(chunk)
+	taken := make([]bool, len(rs))
+	for i := range rs {
+		r := &rs[i]
 		if !d.versioned {
 			// A release without a version takes its first resource's (a
 			// file's mapped version column, a batch's items).
@@ -177,9 +191,11 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 		}
 		if r.ID == "" || d.seen[r.ID] {
 			res.Rejected++ // sources drop these already; a duplicate keeps its first row
+			*r = core.Resource{}
 			continue
 		}
 		d.seen[r.ID] = true
+		taken[i] = true
 		if r.Version == "" {
 			r.Version = res.Version
 		}
@@ -187,8 +203,26 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 		if r.CategoryCode == "" && had && old.Resource.Category == r.Category {
 			r.CategoryCode = old.Resource.CategoryCode // the workbooks carry no codes
 		}
-		r.Origin = d.s.originOf(&r)
-		hash := core.ContentHash(&r)
+		r.Origin = d.s.originOf(r)
+	}
+	// A JSON encoding and a SHA-256 each: most of a batch's diff, on every
+	// core (see normalized).
+	hashes := make([]string, len(rs))
+	onCores(len(rs), func(i int) {
+		if taken[i] {
+			hashes[i] = core.ContentHash(&rs[i])
+		}
+	})
+	for i := range rs {
+		if !taken[i] {
+			continue
+		}
+		// Moved, not copied: the release and the write never hold a
+		// large file's resources twice.
+		var r core.Resource
+		r, rs[i] = rs[i], core.Resource{}
+		hash := hashes[i]
+		old, had := existing[r.ID]
 		switch {
 		case !had || old.Hash != hash || old.Resource.Withdrawn:
 			res.Upserted++
