@@ -33,8 +33,11 @@ func ReleaseFromBatch(b core.ResourceBatch) (core.Release, error) {
 			problems = append(problems, fmt.Sprintf(format, args...))
 		}
 	}
-	rel := core.Release{Catalog: cat, Origin: core.OriginFile, Version: strings.TrimSpace(b.Version)}
-	first := map[string]int{}
+	// Sized once: appended to, a batch of 10,000 resources (about 500 bytes
+	// each) allocated five times its size as the slice grew.
+	rel := core.Release{Catalog: cat, Origin: core.OriginFile, Version: strings.TrimSpace(b.Version),
+		Resources: make([]core.Resource, 0, len(b.Resources))}
+	first := make(map[string]int, len(b.Resources))
 	for i, it := range b.Resources {
 		id := strings.TrimSpace(it.ID)
 		if id == "" {

@@ -109,6 +109,11 @@ type diff struct {
 func (s *Service) newDiff(ctx context.Context, rel core.Release, size int, dryRun, owned bool) (*diff, error) {
 	d := &diff{s: s, cat: rel.Catalog, source: core.CatalogInfo(rel.Catalog).Source, dryRun: dryRun, owned: owned,
 		seen: make(map[string]bool, max(size, 0))}
+	if !dryRun {
+		// Sized once for a release of known size: grown by appends, the
+		// puts of a batch of 10,000 allocated five times their size.
+		d.puts = make([]ports.StoredResource, 0, max(size, 0))
+	}
 	d.res = core.IngestResult{Catalog: rel.Catalog, Origin: rel.Origin, Version: rel.Version, Rejected: rel.Rejected, Seen: rel.Rejected}
 	if rel.Complete {
 		d.whole = map[string]ports.StoredResource{}
@@ -217,11 +222,7 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 		if !taken[i] {
 			continue
 		}
-		// Moved, not copied: the release and the write never hold a
-		// large file's resources twice.
-		var r core.Resource
-		r, rs[i] = rs[i], core.Resource{}
-		hash := hashes[i]
+		r, hash := &rs[i], hashes[i]
 		old, had := existing[r.ID]
 		switch {
 		case !had || old.Hash != hash || old.Resource.Withdrawn:
@@ -239,7 +240,8 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 			if d.dryRun || len(d.changes) < core.MaxEventChanges {
 				ch := core.ResourceChange{Ref: r.Ref(), New: !had}
 				if had {
-					ch.Fields = core.ChangedFields(&old.Resource, &r)
+					was := old.Resource // only here on the heap: a few per change
+					ch.Fields = core.ChangedFields(&was, r)
 					if old.Resource.Withdrawn {
 						ch.Fields = append(ch.Fields, "withdrawn")
 					}
@@ -248,16 +250,19 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 			}
 		default:
 			res.Unchanged++
-			if sameStored(old.Resource, r) {
+			if sameStored(old.Resource, *r) {
+				*r = core.Resource{}
 				continue // nothing to write
 			}
 		}
-		if d.dryRun {
-			// Nothing is written: the resource goes now, not with the
-			// whole release (a million-row file's dry run held them all).
-			continue
+		// A dry run writes nothing: the resource goes now, not with the
+		// whole release (a million-row file's dry run held them all).
+		if !d.dryRun {
+			d.puts = append(d.puts, ports.StoredResource{Resource: *r, Hash: hash})
 		}
-		d.puts = append(d.puts, ports.StoredResource{Resource: r, Hash: hash})
+		// Moved, not copied: the release and the write never hold a
+		// large file's resources twice.
+		*r = core.Resource{}
 	}
 	return nil
 }

@@ -424,7 +424,9 @@ func (s *Service) ApplyBatch(ctx context.Context, b core.ResourceBatch) (res cor
 	if err != nil {
 		return core.IngestResult{}, err
 	}
-	return s.apply(ctx, rel, s.now())
+	// The release was made for this call: the diff moves its resources
+	// instead of copying them (owned).
+	return s.applyMode(ctx, rel, s.now(), false, true)
 }
 
 // Apply upserts a release from any origin (files use it too).
