@@ -16,6 +16,7 @@ package ice
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
 
@@ -127,15 +128,16 @@ func numUvarintBytes(x uint64) (n int) {
 // then writes out the roaring bitmap itself
 func writeRoaringWithLen(r *roaring.Bitmap, w io.Writer,
 	reuseBufVarint []byte) (int, error) {
-	buf, err := r.ToBytes()
-	if err != nil {
-		return 0, err
-	}
+	// The length is the bitmap's serialized size, and the bitmap is written
+	// straight to w: ToBytes serialized it into a bytes.Buffer of its own
+	// first, grown by doubling, once per postings list (patched, see
+	// PATCHES.md; the bytes written are the same).
+	size := r.GetSerializedSizeInBytes()
 
 	var tw int
 
 	// write out the length
-	n := binary.PutUvarint(reuseBufVarint, uint64(len(buf)))
+	n := binary.PutUvarint(reuseBufVarint, size)
 	nw, err := w.Write(reuseBufVarint[:n])
 	tw += nw
 	if err != nil {
@@ -143,10 +145,13 @@ func writeRoaringWithLen(r *roaring.Bitmap, w io.Writer,
 	}
 
 	// write out the roaring bytes
-	nw, err = w.Write(buf)
-	tw += nw
+	nb, err := r.WriteTo(w)
+	tw += int(nb)
 	if err != nil {
 		return tw, err
+	}
+	if uint64(nb) != size {
+		return tw, fmt.Errorf("ice: roaring bitmap wrote %d bytes, its serialized size is %d", nb, size)
 	}
 
 	return tw, nil
