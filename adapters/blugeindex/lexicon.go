@@ -228,15 +228,19 @@ type delta struct {
 type stagedStrs struct {
 	lex  *lexicon
 	base int // len(lex.strOf) when staged
-	ids  map[string]uint32
-	of   []string
-	buf  packBufs
+	// mu guards ids and of: stage compacts on every core. The string
+	// table itself is only read.
+	mu  sync.Mutex
+	ids map[string]uint32
+	of  []string
 }
 
 func (st *stagedStrs) intern(s string) uint32 {
 	if id, ok := st.lex.strs[s]; ok {
 		return id
 	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	id, ok := st.ids[s]
 	if !ok {
 		id = uint32(st.base + len(st.of))
@@ -249,15 +253,30 @@ func (st *stagedStrs) intern(s string) uint32 {
 
 // stage compacts the new analyses of a prepared change (after its bluge
 // documents were made of them), beside searches, so apply, which searches
-// wait for, has only to count them in.
+// wait for, has only to count them in. It runs on every core, each with
+// its own scratch: the change holds the index's write lock and the
+// vectors wait, so one core would otherwise idle (68-81 ms of a batch of
+// 10,000). The ids of new strings then follow the order the workers meet
+// them in, as they followed the map's order before.
 func (lex *lexicon) stage(dl *delta) {
 	st := &stagedStrs{lex: lex, base: len(lex.strOf), ids: map[string]uint32{}}
+	docs := make([]*docAnalysis, 0, len(dl.next))
 	for _, d := range dl.next {
 		if d != nil && d.full != nil {
-			compact(d, st.intern, &st.buf)
+			docs = append(docs, d)
 		}
 	}
-	st.buf = packBufs{}
+	workers := min(runtime.GOMAXPROCS(0), len(docs)/parallelAbove+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			var buf packBufs
+			for _, d := range docs[w*len(docs)/workers : (w+1)*len(docs)/workers] {
+				compact(d, st.intern, &buf)
+			}
+		})
+	}
+	wg.Wait()
 	dl.strs = st
 }
 
