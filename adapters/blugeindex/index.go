@@ -24,6 +24,7 @@ import (
 	"github.com/blugelabs/bluge/index"
 
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/core/parallel"
 	"github.com/climatesearch/climatesearch/internal/atomicfile"
 	"github.com/climatesearch/climatesearch/ports"
 )
@@ -360,7 +361,7 @@ func (c *change) prepare(lex *lexicon, target map[core.Key]*core.Resource, sourc
 	// holds the index's write lock and the vectors wait, so one core
 	// would otherwise idle (56 ms of a batch of 10,000).
 	docs := make([]*bluge.Document, len(put))
-	parallel(len(put), func(i int) { docs[i] = document(put[i], dl.next[put[i]]) })
+	parallel.Each(len(put), func(i int) { docs[i] = document(put[i], dl.next[put[i]]) })
 	lex.stage(dl) // the documents hold their terms: the analyses are compacted
 	c.dl, c.batches = dl, segmentBatches(docs, gone, runtime.GOMAXPROCS(0))
 	return nil

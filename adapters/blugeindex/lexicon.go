@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unique"
 
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/core/parallel"
 )
 
 // lexicon is what the index knows about its vocabulary and its live
@@ -266,7 +266,7 @@ func (lex *lexicon) stage(dl *delta) {
 			docs = append(docs, d)
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(docs)/parallelAbove+1)
+	workers := min(runtime.GOMAXPROCS(0), len(docs)/parallel.Above+1)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
@@ -279,10 +279,6 @@ func (lex *lexicon) stage(dl *delta) {
 	wg.Wait()
 	dl.strs = st
 }
-
-// parallelAbove is the number of resources from which a change is analysed
-// on every core.
-const parallelAbove = 256
 
 // prepare works out the change that gives the keys of target their new
 // resources (nil: removed). The analysis runs on every core for large
@@ -319,7 +315,7 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource, sources func([]c
 	prev := make([]*docAnalysis, len(keys))
 	memo := lex.memo
 	memo.begin(lex.langs)
-	parallel(len(keys), func(i int) {
+	parallel.Each(len(keys), func(i int) {
 		if r := target[keys[i]]; r != nil {
 			texts[i] = wordsOf(fieldChunks(r, memo))
 		}
@@ -413,7 +409,7 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource, sources func([]c
 	}
 	prev = append(prev, make([]*docAnalysis, len(keys)-touched)...)
 	analyses := make([]*docAnalysis, len(keys))
-	parallel(len(keys), func(i int) {
+	parallel.Each(len(keys), func(i int) {
 		if srcs[i] == nil {
 			return
 		}
@@ -471,7 +467,7 @@ func (dl *delta) termCounts(keys []core.Key) {
 		}
 		dl.df[i] = df
 	}
-	if len(keys) < parallelAbove {
+	if len(keys) < parallel.Above {
 		for i := range n {
 			field(i)
 		}
@@ -480,35 +476,6 @@ func (dl *delta) termCounts(keys []core.Key) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() { field(i) })
-	}
-	wg.Wait()
-}
-
-// parallel calls fn(0..n-1), on every core when n is large enough.
-func parallel(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/parallelAbove+1)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			fn(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(64)) - 64
-				if i >= n {
-					return
-				}
-				for j := i; j < min(n, i+64); j++ {
-					fn(j)
-				}
-			}
-		}()
 	}
 	wg.Wait()
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/climatesearch/climatesearch/core"
+	"github.com/climatesearch/climatesearch/core/parallel"
 	"github.com/climatesearch/climatesearch/ports"
 )
 
@@ -158,7 +159,7 @@ func (d *diff) normalized(chunk []core.Resource) []core.Resource {
 	if !d.owned {
 		rs = make([]core.Resource, len(chunk))
 	}
-	onCores(len(chunk), func(i int) {
+	parallel.Each(len(chunk), func(i int) {
 		r := &rs[i]
 		if !d.owned {
 			*r = chunk[i].Clone()
@@ -213,7 +214,7 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 	// A JSON encoding and a SHA-256 each: most of a batch's diff, on every
 	// core (see normalized).
 	hashes := make([]string, len(rs))
-	onCores(len(rs), func(i int) {
+	parallel.Each(len(rs), func(i int) {
 		if taken[i] {
 			hashes[i] = core.ContentHash(&rs[i])
 		}
