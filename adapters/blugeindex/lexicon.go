@@ -5,7 +5,6 @@ import (
 	"hash/fnv"
 	"maps"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -266,17 +265,12 @@ func (lex *lexicon) stage(dl *delta) {
 			docs = append(docs, d)
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(docs)/parallel.Above+1)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			var buf packBufs
-			for _, d := range docs[w*len(docs)/workers : (w+1)*len(docs)/workers] {
-				compact(d, st.intern, &buf)
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Parts(len(docs), func(from, to int) {
+		var buf packBufs
+		for _, d := range docs[from:to] {
+			compact(d, st.intern, &buf)
+		}
+	})
 	dl.strs = st
 }
 

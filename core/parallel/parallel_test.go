@@ -22,3 +22,22 @@ func TestEachCallsEveryIterationOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestPartsCoverEveryIterationOnce: the parts are consecutive, do not
+// overlap and cover 0..n-1.
+func TestPartsCoverEveryIterationOnce(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, n := range []int{0, 1, Above - 1, Above, Above*3 + 17, 10_000} {
+		calls := make([]atomic.Int32, n)
+		Parts(n, func(from, to int) {
+			for i := from; i < to; i++ {
+				calls[i].Add(1)
+			}
+		})
+		for i := range calls {
+			if c := calls[i].Load(); c != 1 {
+				t.Fatalf("n=%d: iteration %d in %d parts", n, i, c)
+			}
+		}
+	}
+}
