@@ -6,9 +6,7 @@ package httpapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
 	"net/http"
 	"strconv"
@@ -513,17 +511,8 @@ func (a *API) batch(c *gin.Context) {
 		writeError(c, http.StatusUnsupportedMediaType, "send the ResourceBatch as application/json, got "+strconv.Quote(ct))
 		return
 	}
-	body := http.MaxBytesReader(c.Writer, c.Request.Body, MaxBatchBody)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	var b core.ResourceBatch
-	if n := c.Request.ContentLength; n > 0 {
-		// Room for the items at once (the decoder fills it): grown an item
-		// at a time, a batch of 10,000 allocated five times its slice. At
-		// most MaxBatchResources items, 3 MB.
-		b.Resources = make([]core.BatchItem, 0, min(core.MaxBatchResources, int(n/batchItemBytes)+1))
-	}
-	if err := dec.Decode(&b); err != nil {
+	body, err := readBody(c, MaxBatchBody)
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			writeError(c, http.StatusRequestEntityTooLarge, "body exceeds "+strconv.Itoa(MaxBatchBody>>20)+" MiB; split the batch")
@@ -532,8 +521,13 @@ func (a *API) batch(c *gin.Context) {
 		writeError(c, http.StatusBadRequest, "body is not a valid ResourceBatch: "+err.Error())
 		return
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		writeError(c, http.StatusBadRequest, "body holds more than one JSON value")
+	b, err := decodeBatch(body)
+	if errors.Is(err, errTrailing) {
+		writeError(c, http.StatusBadRequest, err.Error())
+		return
+	}
+	if err != nil {
+		writeError(c, http.StatusBadRequest, "body is not a valid ResourceBatch: "+err.Error())
 		return
 	}
 	res, err := a.d.Ingest.ApplyBatch(c, b)
