@@ -377,6 +377,47 @@ func TestWritingHoldsBatchesBack(t *testing.T) {
 	}
 }
 
+// TestBackgroundWaitsOutAWritesSettle: after a write, the background
+// vectors (UpdateKeys) stay out for half as long as it took, at most
+// maxSettle, so a bulk load's next batch finds the cores free; an ingest's
+// own vectors (Update) do not wait, and the background ones go on after.
+func TestBackgroundWaitsOutAWritesSettle(t *testing.T) {
+	for took, want := range map[time.Duration]time.Duration{
+		10 * time.Millisecond: 5 * time.Millisecond,
+		time.Second:           500 * time.Millisecond,
+		10 * time.Second:      maxSettle,
+	} {
+		if got := settleAfter(took); got != want {
+			t.Errorf("settle after a write of %v = %v, want %v", took, got, want)
+		}
+	}
+	s, _, ix, st := newFakes(&fakeEmbedder{})
+	if s.held(true) || s.held(false) {
+		t.Fatal("held before any write")
+	}
+	rs := resources(2*batchSize, func(i int) string { return fmt.Sprintf("resurs %d", i) })
+	keys := make([]core.Key, len(rs))
+	for i, r := range rs {
+		st.stored = append(st.stored, ports.StoredResource{Resource: r, Hash: core.ContentHash(&r)})
+		keys[i] = r.Key()
+	}
+	done := s.Writing()
+	time.Sleep(time.Second) // a settle of half a second
+	done()
+	if !s.held(true) {
+		t.Error("the background vectors go on right after a write of a second")
+	}
+	if s.held(false) {
+		t.Error("an ingest's own vectors wait for a write that is done")
+	}
+	if n, err := s.UpdateKeys(context.Background(), keys, nil); err != nil || n != len(rs) || ix.Len() != len(rs) {
+		t.Fatalf("UpdateKeys after the settle = %d, %v, %d indexed; want %d", n, err, ix.Len(), len(rs))
+	}
+	if s.held(true) {
+		t.Error("still held after the settle")
+	}
+}
+
 // TestBoot loads the stored vectors of unchanged live resources in one
 // UpsertMany, embeds the changed and the missing, and skips the withdrawn.
 func TestBoot(t *testing.T) {
