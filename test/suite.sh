@@ -92,7 +92,7 @@ echo "== go test"
 go test -race -count=1 -timeout 20m ./... "$@"
 # The patched ice is a module of its own, outside ./...: its tests, upstream's
 # and the comparison of its segments' bytes with upstream's.
-echo "== go test third_party/ice (the patched segment builder)"
+echo "== go test third_party/ice (the patched segment builder and merge)"
 (cd third_party/ice && go vet . && go test -race -count=1 .)
 # The exactness tests of the pruned search compare every answer with the
 # exhaustive one over synthetic catalogs of 12,000 and more; under -race
