@@ -15,9 +15,13 @@
 # VmHWM and its CPU time (user and system, from its start to the last
 # answer) per resource, which a busy machine's other work moves less than
 # the rate. What runs between the batches (the vectors' catch-up) is part of
-# the rate, as in scale.sh. Loopback port 18520; only the processes it
-# started are stopped; everything lives in a mktemp directory removed at
-# exit.
+# the rate, as in scale.sh; since the fifteenth session the background
+# vectors stay out while batches keep coming (embedding.Syncer.Writing) and
+# catch up after the last. With CATCHUP=1 it then waits until hybrid search
+# no longer notes a backlog and prints how long that took, the VmHWM then
+# and the CPU per resource of load and vectors together. Loopback port
+# 18520; only the processes it started are stopped; everything lives in a
+# mktemp directory removed at exit.
 set -euo pipefail
 OLD=${1:?usage: bulkab.sh OLD-BINARY NEW-BINARY}
 NEW=${2:?usage: bulkab.sh OLD-BINARY NEW-BINARY}
@@ -52,12 +56,20 @@ load() { # $1 binary; prints "rate/s VmHWM MiB"
 		[ "$code" = 200 ] || { echo "$f: HTTP $code $(head -c 300 "$WORK/post.out")" >&2; exit 1; }
 	done
 	t1=$(date +%s.%N)
-	local hwm ticks
+	local hwm ticks caught=
 	hwm=$(awk '$1=="VmHWM:" {print $2}' "/proc/$PID/status")
 	ticks=$(awk '{print $14 + $15}' "/proc/$PID/stat") # user + system, since the start
+	if [ "${CATCHUP:-0}" = 1 ]; then
+		until curl -fs "http://$ADDR/api/search?q=betong&vector=true&limit=1" | python3 -c 'import json,sys; sys.exit(1 if any(n.startswith(("vectors are still", "vector search unavailable")) for n in json.load(sys.stdin).get("notes") or []) else 0)' 2>/dev/null; do
+			sleep 0.5
+		done
+		caught=$(awk -v a="$t1" -v b="$(date +%s.%N)" -v h="$(awk '$1=="VmHWM:" {print $2}' "/proc/$PID/status")" \
+			-v c="$(awk '{print $14 + $15}' "/proc/$PID/stat")" -v hz="$(getconf CLK_TCK)" -v n="$N" \
+			'BEGIN {printf "; vectors caught up %.1f s later, VmHWM %.0f MiB, CPU with them %.0f us per resource", b-a, h/1024, c/hz*1e6/n}')
+	fi
 	kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
-	awk -v n="$N" -v a="$t0" -v b="$t1" -v h="$hwm" -v c="$ticks" -v hz="$(getconf CLK_TCK)" \
-		'BEGIN {printf "%.0f/s VmHWM %.0f MiB CPU %.0f us per resource\n", n/(b-a), h/1024, c/hz*1e6/n}'
+	awk -v n="$N" -v a="$t0" -v b="$t1" -v h="$hwm" -v c="$ticks" -v hz="$(getconf CLK_TCK)" -v more="$caught" \
+		'BEGIN {printf "%.0f/s VmHWM %.0f MiB CPU %.0f us per resource%s\n", n/(b-a), h/1024, c/hz*1e6/n, more}'
 }
 
 echo "bulkab.sh $(date -u +%FT%TZ) N=$N, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
