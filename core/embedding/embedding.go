@@ -84,7 +84,15 @@ func (s *Syncer) Writing() (done func()) {
 	return func() {
 		once.Do(func() {
 			now := time.Now()
-			s.quietFrom.Store(now.Add(settleAfter(now.Sub(start))).UnixNano())
+			// The later of this write's settle and one set before (a
+			// longer write that ended just before this short one).
+			until := now.Add(settleAfter(now.Sub(start))).UnixNano()
+			for {
+				was := s.quietFrom.Load()
+				if was >= until || s.quietFrom.CompareAndSwap(was, until) {
+					break
+				}
+			}
 			s.writes.Add(-1)
 		})
 	}

@@ -379,8 +379,9 @@ func TestWritingHoldsBatchesBack(t *testing.T) {
 
 // TestBackgroundWaitsOutAWritesSettle: after a write, the background
 // vectors (UpdateKeys) stay out for half as long as it took, at most
-// maxSettle, so a bulk load's next batch finds the cores free; an ingest's
-// own vectors (Update) do not wait, and the background ones go on after.
+// maxSettle, so a bulk load's next batch finds the cores free (a short write
+// ending just after does not cut it short); an ingest's own vectors (Update)
+// do not wait, and the background ones go on after.
 func TestBackgroundWaitsOutAWritesSettle(t *testing.T) {
 	for took, want := range map[time.Duration]time.Duration{
 		10 * time.Millisecond: 5 * time.Millisecond,
@@ -404,6 +405,8 @@ func TestBackgroundWaitsOutAWritesSettle(t *testing.T) {
 	done := s.Writing()
 	time.Sleep(time.Second) // a settle of half a second
 	done()
+	s.Writing()() // a short write ending after the long one
+	time.Sleep(50 * time.Millisecond) // past the short one's settle, not the long one's
 	if !s.held(true) {
 		t.Error("the background vectors go on right after a write of a second")
 	}
