@@ -405,7 +405,7 @@ func TestBackgroundWaitsOutAWritesSettle(t *testing.T) {
 	done := s.Writing()
 	time.Sleep(time.Second) // a settle of half a second
 	done()
-	s.Writing()() // a short write ending after the long one
+	s.Writing()()                     // a short write ending after the long one
 	time.Sleep(50 * time.Millisecond) // past the short one's settle, not the long one's
 	if !s.held(true) {
 		t.Error("the background vectors go on right after a write of a second")
