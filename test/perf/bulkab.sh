@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test/perf/bulkab.sh OLD NEW: the bulk load of two builds of the service,
-# interleaved on the same cores (docs/PERFORMANCE.md section 12u).
+# test/perf/bulkab.sh OLD NEW [MORE...]: the bulk load of two (or more)
+# builds of the service, interleaved on the same cores (docs/PERFORMANCE.md section 12u).
 #
 #   git worktree add /tmp/old 89e5da7 && (cd /tmp/old && go build -o /tmp/cs-old ./cmd/climatesearch)
 #   go build -o /tmp/cs ./cmd/climatesearch
@@ -76,4 +76,7 @@ echo "bulkab.sh $(date -u +%FT%TZ) N=$N, $(nproc) cores, load $(cut -d' ' -f1-3 
 for r in $(seq "$ROUNDS"); do
 	echo "round $r old $(load "$OLD")"
 	echo "round $r new $(load "$NEW")"
+	for more in "${@:3}"; do # further builds, in the same turn
+		echo "round $r $more $(load "$more")"
+	done
 done
