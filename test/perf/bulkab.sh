@@ -60,7 +60,7 @@ load() { # $1 binary; prints "rate/s VmHWM MiB"
 	hwm=$(awk '$1=="VmHWM:" {print $2}' "/proc/$PID/status")
 	ticks=$(awk '{print $14 + $15}' "/proc/$PID/stat") # user + system, since the start
 	if [ "${CATCHUP:-0}" = 1 ]; then
-		until curl -fs "http://$ADDR/api/search?q=betong&vector=true&limit=1" | python3 -c 'import json,sys; sys.exit(1 if any(n.startswith(("vectors are still", "vector search unavailable")) for n in json.load(sys.stdin).get("notes") or []) else 0)' 2>/dev/null; do
+		until vectors_caught_up "http://$ADDR/api/search?q=betong&vector=true&limit=1"; do
 			sleep 0.5
 		done
 		caught=$(awk -v a="$t1" -v b="$(date +%s.%N)" -v h="$(awk '$1=="VmHWM:" {print $2}' "/proc/$PID/status")" \

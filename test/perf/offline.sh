@@ -15,3 +15,9 @@ serve_offline() {
 		SERVICE_LOG_LEVEL=warn "$@" "$bin" >>"$log" 2>&1 &
 	PID=$!
 }
+
+# vectors_caught_up SEARCH_URL succeeds when a hybrid search at SEARCH_URL
+# (with vector=true) no longer notes that vectors lag or are unavailable.
+vectors_caught_up() {
+	curl -fs "$1" | python3 -c 'import json,sys; sys.exit(1 if any(n.startswith(("vectors are still", "vector search unavailable")) for n in json.load(sys.stdin).get("notes") or []) else 0)' 2>/dev/null
+}

@@ -141,7 +141,7 @@ for N in $SIZES; do
 	log "N=$N: waiting for the vectors"
 	V0=$(date +%s.%N); caught="not within ${RESTART_CAP} s"
 	while awk -v a="$V0" -v b="$(date +%s.%N)" -v c="$RESTART_CAP" 'BEGIN{exit !(b-a < c)}'; do
-		if curl -fs "http://$ADDR/api/search?q=betong&vector=true&limit=1" | python3 -c 'import json,sys; sys.exit(1 if any(n.startswith(("vectors are still", "vector search unavailable")) for n in json.load(sys.stdin).get("notes") or []) else 0)' 2>/dev/null; then
+		if vectors_caught_up "http://$ADDR/api/search?q=betong&vector=true&limit=1"; then
 			caught=$(awk -v a="$V0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f s", b-a}'); break
 		fi
 		sleep 0.5
