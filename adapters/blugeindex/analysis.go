@@ -354,9 +354,24 @@ const minLetterPrefix = 3
 type langLex struct {
 	words map[string]bool // the words memoised: the catalog's when built
 	dict  *compoundDict
+	// stems holds the stems of the dictionary's words and of the memoised
+	// words a stemmer changes: a word of words missing here is its own
+	// stem (numbers and codes, most of a large catalog's vocabulary, would
+	// otherwise each hold an entry mapping them to themselves).
 	stems map[string]string
 	// splits holds the compound parts of the memoised words (nil: none).
 	splits map[string][]string
+}
+
+// stem returns w's stem when lx memoises it.
+func (lx *langLex) stem(w string) (string, bool) {
+	if s, ok := lx.stems[w]; ok {
+		return s, true
+	}
+	if lx.words[w] {
+		return w, true
+	}
+	return "", false
 }
 
 // split returns the compound parts of w, from the lexicon's splits when it
@@ -374,7 +389,7 @@ func (lx *langLex) split(w string) []string {
 // stemWith stems w, from the lexicon's stems when it knows w.
 func (la *language) stemWith(lx *langLex, w string) string {
 	if lx != nil {
-		if s, ok := lx.stems[w]; ok {
+		if s, ok := lx.stem(w); ok {
 			return s
 		}
 	}

@@ -963,28 +963,33 @@ func (p *mapPool[K, V]) put(m map[K]V) {
 // depend on the word alone and are taken from prev when it has them.
 func newLangLex(la *language, words map[string]bool, prev *langLex) *langLex {
 	dict := buildCompoundDict(la, words)
+	// Neither map is sized by the vocabulary: few of its words split or
+	// change when stemmed (a million-row file's numbers none), and a
+	// map sized for all of them was a hundred megabytes of empty slots.
 	lx := &langLex{
 		words:  words,
 		dict:   dict,
 		stems:  make(map[string]string, len(dict.words)),
-		splits: make(map[string][]string, len(words)),
+		splits: map[string][]string{},
 	}
 	stem := func(w string) string {
 		if prev != nil {
-			if s, ok := prev.stems[w]; ok {
+			if s, ok := prev.stem(w); ok {
 				return s
 			}
 		}
 		return la.stemOf(w)
 	}
 	for w := range words {
-		lx.stems[w] = stem(w)
+		if s := stem(w); s != w {
+			lx.stems[w] = s
+		}
 		if parts := dict.split(w); parts != nil {
 			lx.splits[w] = parts
 		}
 	}
 	for w := range dict.words {
-		if _, ok := lx.stems[w]; !ok {
+		if !words[w] {
 			lx.stems[w] = stem(w)
 		}
 	}
