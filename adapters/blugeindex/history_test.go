@@ -319,6 +319,28 @@ func TestCodesKeepTheDictionary(t *testing.T) {
 		}
 	}
 	sameAnswers(all, "700007", rs[7].NameSV, "x24", "ull", "skiva")
+	// Codes past a quarter of what the memo holds grow the memo (a new
+	// langLex holding them), and keep the dictionary, the same one.
+	var more []core.Resource
+	for i := range len(before.words)/4 + 1 {
+		r := rs[i%len(rs)].Clone()
+		r.ID = fmt.Sprint(8300000000 + i)
+		r.NameSV = fmt.Sprintf("%s %d", r.NameSV, 900000+i)
+		more = append(more, r)
+	}
+	if err := x.Upsert(ctx, more); err != nil {
+		t.Fatal(err)
+	}
+	grown := x.lex.langs[core.Swedish]
+	if grown == before || !grown.words["900003"] {
+		t.Fatal("the memo did not grow to take the codes")
+	}
+	if grown.dict != before.dict {
+		t.Fatal("codes alone built the dictionary again")
+	}
+	all = append(all, more...)
+	sameLexicon(t, x.lex, newIndex(t, all).lex)
+	sameAnswers(all, "900003", "700007", rs[3].NameSV, "ull", "skiva")
 	// A word of the base (a new compound) rebuilds the dictionary.
 	r := rs[0].Clone()
 	r.ID = fmt.Sprint(8200000000)
@@ -326,7 +348,7 @@ func TestCodesKeepTheDictionary(t *testing.T) {
 	if err := x.Upsert(ctx, []core.Resource{r}); err != nil {
 		t.Fatal(err)
 	}
-	if x.lex.langs[core.Swedish] == before {
+	if x.lex.langs[core.Swedish].dict == before.dict {
 		t.Fatal("a new word of the base kept the old dictionary")
 	}
 	all = append(all, r)

@@ -186,7 +186,7 @@ func newLexicon() *lexicon {
 		lex.df[i] = map[string]int32{}
 	}
 	for _, la := range languages {
-		lex.langs[la.lang] = newLangLex(la, map[string]bool{}, nil)
+		lex.langs[la.lang] = newLangLex(la, map[string]bool{}, nil, nil)
 		lex.words[la.lang] = map[string]int32{}
 		lex.labels[la.lang] = map[string]int{}
 		lex.fuzzy[la.lang] = newFuzzyIndex(lex.labels[la.lang], nil)
@@ -341,7 +341,9 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource, sources func([]c
 		// new words, until the vocabulary has grown by a quarter of what
 		// it memoised. Rebuilding it for each change made a bulk load
 		// quadratic (each chunk split every word of the catalog again).
-		if memo := lex.langs[la.lang]; keepsDict(old, dl.words[la.lang], len(memo.words)+len(memo.words)/4) {
+		prev := lex.langs[la.lang]
+		baseKept, size := vocabAfter(old, dl.words[la.lang])
+		if baseKept && size <= len(prev.words)+len(prev.words)/4 {
 			continue
 		}
 		words := make(map[string]bool, len(old)+len(dl.words[la.lang]))
@@ -355,9 +357,18 @@ func (lex *lexicon) prepare(target map[core.Key]*core.Resource, sources func([]c
 				words[w] = true
 			}
 		}
-		prev := lex.langs[la.lang]
-		lx := newLangLex(la, words, prev)
+		// A vocabulary grown past the memo without a word of the base
+		// coming or going keeps the dictionary, and so every split: the
+		// memo grows, nothing is analysed again.
+		var dict *compoundDict
+		if baseKept {
+			dict = prev.dict
+		}
+		lx := newLangLex(la, words, prev, dict)
 		dl.langs[la.lang] = lx
+		if baseKept {
+			continue
+		}
 		for w := range old { // the vocabulary, memoised by prev or not
 			if lx.words[w] && !slices.Equal(prev.split(w), lx.splits[w]) {
 				if resplit[la.lang] == nil {
@@ -552,24 +563,26 @@ func crosses[N int | int32](counts, d map[string]N) bool {
 	return false
 }
 
-// keepsDict tells whether the vocabulary counts after d keep the compound
-// dictionary: no word of its base (inCompoundBase) appears or goes, and the
-// vocabulary stays within most words.
-func keepsDict(counts, d map[string]int32, most int) bool {
-	size := len(counts)
+// vocabAfter tells whether the vocabulary counts after d keep the compound
+// dictionary (no word of its base, inCompoundBase, appears or goes) and,
+// when they do, how many words the vocabulary then has.
+func vocabAfter(counts, d map[string]int32) (baseKept bool, size int) {
+	size = len(counts)
 	for w, n := range d {
 		before := counts[w]
 		if n == 0 || (before > 0) == (before+n > 0) {
 			continue
 		}
 		if inCompoundBase(w) {
-			return false
+			return false, 0
 		}
 		if before == 0 {
 			size++
+		} else {
+			size--
 		}
 	}
-	return size <= most
+	return true, size
 }
 
 // idsOf returns the string table ids of words, by language; a word without
@@ -960,9 +973,13 @@ func (p *mapPool[K, V]) put(m map[K]V) {
 
 // newLangLex builds the compound dictionary of a language and stems and
 // splits every word of the catalog once, not once per occurrence. Stems
-// depend on the word alone and are taken from prev when it has them.
-func newLangLex(la *language, words map[string]bool, prev *langLex) *langLex {
-	dict := buildCompoundDict(la, words)
+// depend on the word alone and are taken from prev when it has them;
+// dict, when not nil, is the dictionary words build (prev's, whose base
+// they share), and splits by it are taken from prev too.
+func newLangLex(la *language, words map[string]bool, prev *langLex, dict *compoundDict) *langLex {
+	if dict == nil {
+		dict = buildCompoundDict(la, words)
+	}
 	// Neither map is sized by the vocabulary: few of its words split or
 	// change when stemmed (a million-row file's numbers none), and a
 	// map sized for all of them was a hundred megabytes of empty slots.
@@ -980,11 +997,17 @@ func newLangLex(la *language, words map[string]bool, prev *langLex) *langLex {
 		}
 		return la.stemOf(w)
 	}
+	split := func(w string) []string {
+		if prev != nil && prev.dict == dict && prev.words[w] {
+			return prev.splits[w]
+		}
+		return dict.split(w)
+	}
 	for w := range words {
 		if s := stem(w); s != w {
 			lx.stems[w] = s
 		}
-		if parts := dict.split(w); parts != nil {
+		if parts := split(w); parts != nil {
 			lx.splits[w] = parts
 		}
 	}

@@ -367,7 +367,7 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 		for w := range maps.Keys(lex.words[la.lang]) {
 			words[w] = true
 		}
-		lex.langs[la.lang] = newLangLex(la, words, nil)
+		lex.langs[la.lang] = newLangLex(la, words, nil, nil)
 		lex.fuzzy[la.lang] = newFuzzyIndex(lex.labels[la.lang], nil)
 	}
 	return lex, mark, nil
