@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 
 	"github.com/blugelabs/bluge"
@@ -314,21 +313,37 @@ func (x *Index) Prepare(ctx context.Context, upsert []core.Resource, remove []co
 
 // targetOf maps each key a change touches to its new resource (nil:
 // removed or withdrawn); the last entry of a key wins.
+//
+// Its keys are the ones the index keeps (the lexicon's documents, a
+// change's written keys): their ids are their own copies, not slices of
+// the caller's texts (a file's ids may be slices of its rows), packed in
+// one string (core.Pack).
 func targetOf(upsert []core.Resource, remove []core.Key) (map[core.Key]*core.Resource, error) {
-	target := make(map[core.Key]*core.Resource, len(upsert)+len(remove))
+	keys := make([]core.Key, 0, len(upsert)+len(remove))
 	for i := range upsert {
 		k := upsert[i].Key()
 		if k.ID == "" || k.Catalog == "" {
 			return nil, core.Invalidf("blugeindex: resource without id or catalog (%q)", k.String())
 		}
+		keys = append(keys, k)
+	}
+	keys = append(keys, remove...)
+	ids := make([]*string, len(keys))
+	for i := range keys {
+		ids[i] = &keys[i].ID
+	}
+	core.Pack(ids)
+	target := make(map[core.Key]*core.Resource, len(keys))
+	for i := range upsert {
 		if upsert[i].Withdrawn {
-			target[k] = nil
+			target[keys[i]] = nil
 		} else {
 			r := upsert[i].Clone()
-			target[k] = &r
+			r.ID = keys[i].ID
+			target[keys[i]] = &r
 		}
 	}
-	for _, k := range remove {
+	for _, k := range keys[len(upsert):] {
 		target[k] = nil
 	}
 	return target, nil
@@ -353,9 +368,9 @@ func (c *change) prepare(lex *lexicon, target map[core.Key]*core.Resource, sourc
 		default:
 			continue
 		}
-		// Its own copy of the id: a file's may be a slice of its row,
-		// and an extended change keeps the keys of every part.
-		c.written = append(c.written, core.Key{Catalog: k.Catalog, ID: strings.Clone(k.ID)})
+		// The key's id is its own copy (targetOf, or the lexicon's): an
+		// extended change keeps the keys of every part.
+		c.written = append(c.written, k)
 	}
 	// The documents are made on every core: this runs while the change
 	// holds the index's write lock and the vectors wait, so one core

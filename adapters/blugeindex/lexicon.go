@@ -771,8 +771,7 @@ func addCounts[N int | int32](counts, d map[string]N) {
 // catalogs, the ids and the thesaurus; its terms and field lengths are
 // counted with the whole change's (delta.termCounts).
 func (lex *lexicon) add(k core.Key, d *docAnalysis) {
-	k.ID = strings.Clone(k.ID) // not a slice of a whole file row (see own)
-	lex.docs[k] = d
+	lex.docs[k] = d // k's id is its own copy (targetOf)
 	lex.catalogs[k.Catalog]++
 	lex.ids[keyHash(k)]++
 	if d.full != nil { // not staged

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"strings"
 	"time"
 
 	"github.com/climatesearch/climatesearch/core"
@@ -167,11 +166,15 @@ func (d *diff) normalized(chunk []core.Resource) []core.Resource {
 		r.Catalog, r.Source, r.Withdrawn = d.cat, d.source, false
 		r.Name, r.Description = "", ""
 		r.Normalize()
-		// The id outlives the chunk (seen, the changed ids, the vectors'
-		// queue): its own bytes, not a slice of a file's whole row, which
-		// it would keep alive (70 MB of a million-row file's lines).
-		r.ID = strings.Clone(r.ID)
 	})
+	// The ids outlive the chunk (seen, the vectors' queue): their own
+	// bytes, not slices of a file's whole rows, which they would keep alive
+	// (70 MB of a million-row file's lines), packed in one string.
+	ids := make([]*string, len(rs))
+	for i := range rs {
+		ids[i] = &rs[i].ID
+	}
+	core.Pack(ids)
 	return rs
 }
 
@@ -185,6 +188,7 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 	res.Seen += len(chunk)
 	rs := d.normalized(chunk)
 	taken := make([]bool, len(rs))
+	var changed []string // the ids of the new and changed resources, for res.Changed
 	for i := range rs {
 		r := &rs[i]
 		if !d.versioned {
@@ -234,7 +238,7 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 			case old.Resource.Withdrawn:
 				d.revived++
 			}
-			res.Changed = append(res.Changed, r.Ref())
+			changed = append(changed, r.ID)
 			d.changed = append(d.changed, len(d.puts)) // r is put below
 			// Field names cost two encodings; a dry run lists every
 			// change, an event only the first MaxEventChanges.
@@ -265,6 +269,8 @@ func (d *diff) add(ctx context.Context, chunk []core.Resource) error {
 		// large file's resources twice.
 		*r = core.Resource{}
 	}
+	// The answer lists every changed ref, a million for a million-row file.
+	res.Changed = append(res.Changed, core.Refs(d.cat, changed)...)
 	return nil
 }
 
