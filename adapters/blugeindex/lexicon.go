@@ -565,7 +565,9 @@ func crosses[N int | int32](counts, d map[string]N) bool {
 
 // vocabAfter tells whether the vocabulary counts after d keep the compound
 // dictionary (no word of its base, inCompoundBase, appears or goes) and,
-// when they do, how many words the vocabulary then has.
+// when they do, the words the vocabulary held and those d brings: gone
+// words still count, so a catalog whose codes are replaced, not added,
+// has its memo rebuilt of the live ones too.
 func vocabAfter(counts, d map[string]int32) (baseKept bool, size int) {
 	size = len(counts)
 	for w, n := range d {
@@ -578,8 +580,6 @@ func vocabAfter(counts, d map[string]int32) (baseKept bool, size int) {
 		}
 		if before == 0 {
 			size++
-		} else {
-			size--
 		}
 	}
 	return true, size
