@@ -319,6 +319,23 @@ func (la *language) stemOf(w string) string {
 // isStop tells whether w is a stop word of the language.
 func (la *language) isStop(w string) bool { return la.stop[w] }
 
+// isWord tells whether a piece is one of a text's words (docWords): not a
+// stop word, not a number.
+func (la *language) isWord(p string) bool { return !isDigits(p) && !la.isStop(p) }
+
+// isDigits tells whether w is a number: ASCII digits only. A number is
+// its own stem and never a compound, so it is no word of the lexicon's
+// vocabulary (wordsOf): a million-row file's numbers were most of it, and
+// of its memo.
+func isDigits(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return w != ""
+}
+
 // isLetters tells whether w holds letters only.
 func isLetters(w string) bool {
 	for _, r := range w {
@@ -386,8 +403,12 @@ func (lx *langLex) split(w string) []string {
 	return lx.dict.split(w)
 }
 
-// stemWith stems w, from the lexicon's stems when it knows w.
+// stemWith stems w, from the lexicon's stems when it knows w. A number is
+// its own stem: no stemmer's suffix holds a digit only.
 func (la *language) stemWith(lx *langLex, w string) string {
+	if isDigits(w) {
+		return w
+	}
 	if lx != nil {
 		if s, ok := lx.stem(w); ok {
 			return s

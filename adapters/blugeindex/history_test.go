@@ -272,6 +272,31 @@ func sameLexicon(t *testing.T, a, b *lexicon) {
 	}
 }
 
+// TestNumbersAreTheirOwnStems: every language's stemmer leaves a number
+// as it is, which lets the analysis skip the stemmer and the memo for one
+// (stemWith) and keep numbers out of the vocabulary (wordsOf).
+func TestNumbersAreTheirOwnStems(t *testing.T) {
+	var numbers []string
+	for i := range 2000 {
+		numbers = append(numbers, fmt.Sprint(i), fmt.Sprintf("%04d", i), fmt.Sprint(1000003*i))
+	}
+	for _, la := range languages {
+		for _, n := range numbers {
+			if s := la.stemOf(n); s != n {
+				t.Fatalf("%q stems %q to %q", la.lang, n, s)
+			}
+			if !isDigits(n) || la.isWord(n) {
+				t.Fatalf("%q is taken for a word", n)
+			}
+		}
+	}
+	for _, w := range []string{"", "x84", "12a", "c30", "½", "٣"} {
+		if isDigits(w) {
+			t.Fatalf("%q is taken for a number", w)
+		}
+	}
+}
+
 // TestCodesKeepTheDictionary: a change whose new words are only numbers
 // and codes (outside the compound dictionary's base) keeps the language's
 // dictionary and memo instead of rebuilding them, and leaves the lexicon
@@ -295,8 +320,21 @@ func TestCodesKeepTheDictionary(t *testing.T) {
 	if x.lex.langs[core.Swedish] != before {
 		t.Fatal("new codes rebuilt the Swedish dictionary")
 	}
-	if x.lex.words[core.Swedish]["700007"] == 0 {
+	if x.lex.words[core.Swedish]["x84"] == 0 {
 		t.Fatal("the codes are not in the vocabulary")
+	}
+	// A number is no word of the vocabulary nor of any document's words
+	// (its own stem, never split), yet found.
+	for _, la := range languages {
+		if _, ok := x.lex.words[la.lang]["700007"]; ok {
+			t.Fatalf("the number 700007 is counted in the %q vocabulary", la.lang)
+		}
+	}
+	if ws := wordsAsText(x.lex, x.lex.docs[codes[7].Key()])[core.Swedish]; slices.Contains(ws, "700007") || !slices.Contains(ws, "x84") {
+		t.Fatalf("the words kept of %s: %v", codes[7].Key(), ws)
+	}
+	if hits, err := x.Search(ctx, core.TextQuery{Text: "700007", Lang: core.Swedish, Limit: 5}); err != nil || len(hits) == 0 || hits[0].Key != codes[7].Key() {
+		t.Fatalf("700007 finds %v, %v", hits, err)
 	}
 	all := append(slices.Clone(rs), codes...)
 	sameLexicon(t, x.lex, newIndex(t, all).lex)
@@ -325,14 +363,14 @@ func TestCodesKeepTheDictionary(t *testing.T) {
 	for i := range len(before.words)/4 + 1 {
 		r := rs[i%len(rs)].Clone()
 		r.ID = fmt.Sprint(8300000000 + i)
-		r.NameSV = fmt.Sprintf("%s %d", r.NameSV, 900000+i)
+		r.NameSV = fmt.Sprintf("%s k%d", r.NameSV, 900000+i)
 		more = append(more, r)
 	}
 	if err := x.Upsert(ctx, more); err != nil {
 		t.Fatal(err)
 	}
 	grown := x.lex.langs[core.Swedish]
-	if grown == before || !grown.words["900003"] {
+	if grown == before || !grown.words["k900003"] || grown.words["700007"] {
 		t.Fatal("the memo did not grow to take the codes")
 	}
 	if grown.dict != before.dict {
@@ -340,7 +378,7 @@ func TestCodesKeepTheDictionary(t *testing.T) {
 	}
 	all = append(all, more...)
 	sameLexicon(t, x.lex, newIndex(t, all).lex)
-	sameAnswers(all, "900003", "700007", rs[3].NameSV, "ull", "skiva")
+	sameAnswers(all, "k900003", "700007", rs[3].NameSV, "ull", "skiva")
 	// A word of the base (a new compound) rebuilds the dictionary.
 	r := rs[0].Clone()
 	r.ID = fmt.Sprint(8200000000)

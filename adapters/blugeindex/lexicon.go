@@ -807,9 +807,12 @@ func (lex *lexicon) idCount(t string) int32 {
 	return n
 }
 
-// docWords are the words of a resource by language (stop words dropped,
-// each once): the material of the compound dictionary and, for the label
-// fields, of typo correction. They depend on the text only.
+// docWords are the words of a resource by language (stop words and
+// numbers dropped, each once): the material of the compound dictionary and
+// of the stems and splits a langLex memoises and, for the label fields, of
+// typo correction. They depend on the text only. A number (isDigits) is
+// none of these: it is its own stem, never split, never in a dictionary's
+// base nor a label.
 type docWords struct {
 	chunks [][]chunk // per field of textFields
 	// memo holds, per field of textFields, the lexicon's memo of its text
@@ -907,7 +910,7 @@ func wordsOf(dw *docWords) *docWords {
 		}
 		for _, c := range cs[i] {
 			for _, p := range c.pieces {
-				if la.isStop(p) {
+				if !la.isWord(p) {
 					continue
 				}
 				k := langWord{f.lang, p}

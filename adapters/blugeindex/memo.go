@@ -177,7 +177,7 @@ func (e *memoEntry) analysed(la *language, lx *langLex, at map[string]int, canon
 	return terms, distinct
 }
 
-// wordList returns the entry's words, stop words dropped, each once in
+// wordList returns the entry's words, stop words and numbers dropped, each once in
 // the order they first occur (what wordsOf lists of a text), listing them
 // the first time. canon is the calling worker's.
 func (e *memoEntry) wordList(la *language, canon canonCache) []memoWord {
@@ -190,7 +190,7 @@ func (e *memoEntry) wordList(la *language, canon canonCache) []memoWord {
 	out := []memoWord{}
 	for _, c := range e.chunks {
 		for _, p := range c.pieces {
-			if !la.isStop(p) && !seen[p] {
+			if la.isWord(p) && !seen[p] {
 				seen[p] = true
 				out = append(out, memoWord{text: canon.own(p), label: isLabel(p)})
 			}

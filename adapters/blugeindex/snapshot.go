@@ -24,7 +24,7 @@ import (
 // and catalog counts) is derived at load, not stored.
 
 // snapshotMagic starts every snapshot; its last byte is the format version.
-const snapshotMagic = "climatesearch-lexicon\x00\x06"
+const snapshotMagic = "climatesearch-lexicon\x00\x07"
 
 // snapshotWriter appends the encoding to a buffer.
 type snapshotWriter struct{ b []byte }
