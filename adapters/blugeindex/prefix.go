@@ -339,6 +339,34 @@ func inCandidates(bm25 []scoredDoc, docs []uint64, depth int, id func(uint64) st
 	return in
 }
 
+// leastIDs says which of docs are the room of least id (all when they are
+// no more): which documents scoring as the depth-th best are candidates
+// when room is what the better ones leave of 2*depth (inCandidates, when
+// docs are every document scoring so). A heap of room ids rather than a
+// map of every one and a sort of them all: a word of every name ties a
+// million documents (over 100 MB and a second of sorting per search),
+// as it does in ranked.
+func leastIDs(docs []uint64, room int, id func(uint64) string) []bool {
+	in := make([]bool, len(docs))
+	if room <= 0 {
+		return in
+	}
+	if len(docs) <= room {
+		for i := range in {
+			in[i] = true
+		}
+		return in
+	}
+	least := idHeap{room: room} // the room least ids seen, the greatest on top
+	for _, d := range docs {
+		least.offer(keyedDoc{id: id(d)})
+	}
+	for i, d := range docs {
+		in[i] = id(d) <= least.h[0].id
+	}
+	return in
+}
+
 // nthBest is the n-th best score of docs, -Inf when they are fewer: the
 // threshold a topScores of n would have after seeing them.
 func nthBest(docs []scoredDoc, n int) float64 {
@@ -443,15 +471,19 @@ func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks
 	// The candidates among them: all when fewer than depth; else the ones
 	// above the depth-th best and those scoring as it, in id order, up to
 	// 2*depth (inCandidates decides only those).
-	var tied []uint64
 	var in []bool
 	if complete {
+		var tied []uint64
+		above := 0
 		for _, f := range found {
-			if f.score == last {
+			switch {
+			case f.score > last:
+				above++
+			case f.score == last:
 				tied = append(tied, f.doc)
 			}
 		}
-		in = inCandidates(found, tied, depth, ids.id)
+		in = leastIDs(tied, 2*depth-above, ids.id)
 	}
 	// The candidates rescored, down to where the list is known exactly, in
 	// the walk's order; the list's order is found only for the first n and

@@ -289,6 +289,39 @@ func TestInCandidates(t *testing.T) {
 	}
 }
 
+// leastIDs decides the documents scoring as the depth-th best as
+// inCandidates does when they are all of them (placeKeys): the same
+// candidates, on lists with long ties at the cut.
+func TestLeastIDsAreTheTiedCandidates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := 0; round < 2000; round++ {
+		n := 1 + rng.IntN(400)
+		levels := 1 + rng.IntN(4)
+		found := make([]scoredDoc, n)
+		for i := range found {
+			found[i] = scoredDoc{doc: uint64(i), score: float64(1 + rng.IntN(levels))}
+		}
+		rng.Shuffle(n, func(i, j int) { found[i], found[j] = found[j], found[i] })
+		id := func(doc uint64) string { return fmt.Sprintf("national/%06d", (doc*7919)%100003) }
+		depth := 1 + rng.IntN(min(n, 60))
+		last := nthScore(found, depth)
+		var tied []uint64
+		above := 0
+		for _, f := range found {
+			switch {
+			case f.score > last:
+				above++
+			case f.score == last:
+				tied = append(tied, f.doc)
+			}
+		}
+		got, want := leastIDs(tied, 2*depth-above, id), inCandidates(found, tied, depth, id)
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d (n %d, depth %d, %d above, %d tied): %v, inCandidates %v", round, n, depth, above, len(tied), got, want)
+		}
+	}
+}
+
 // TestSegmentIDsAreTheStoredIDs: the ids the key cache reads from doc values
 // are the stored _id of every document number of every segment, replaced
 // and withdrawn documents included while segments hold them, in memory and
