@@ -2,25 +2,27 @@ package core
 
 import "strings"
 
-// Pack makes the strings ps point to slices of one new string holding all
-// their bytes. Each is then its own copy, not a slice of a larger text that
-// it would keep alive (a file's whole row), and the ids of a large change
-// are one heap object instead of one each: a million-row file's ids, held
-// through its apply by the diff, the answer and the index, were millions
-// of small objects the collector found again at every cycle. A packed
-// string keeps its whole pack alive: pack what lives and goes together.
-func Pack(ps []*string) {
+// Pack makes the string field(&xs[i]) of each of xs point to a slice of
+// one new string holding all their bytes. Each is then its own copy, not a
+// slice of a larger text that it would keep alive (a file's whole row),
+// and the ids of a large change are one heap object instead of one each: a
+// million-row file's ids, held through its apply by the diff, the answer
+// and the index, were millions of small objects the collector found again
+// at every cycle. A packed string keeps its whole pack alive: pack what
+// lives and goes together.
+func Pack[T any](xs []T, field func(*T) *string) {
 	n := 0
-	for _, p := range ps {
-		n += len(*p)
+	for i := range xs {
+		n += len(*field(&xs[i]))
 	}
 	var b strings.Builder
 	b.Grow(n)
-	for _, p := range ps {
-		b.WriteString(*p)
+	for i := range xs {
+		b.WriteString(*field(&xs[i]))
 	}
 	all := b.String()
-	for _, p := range ps {
+	for i := range xs {
+		p := field(&xs[i])
 		*p, all = all[:len(*p)], all[len(*p):]
 	}
 }

@@ -12,11 +12,7 @@ func TestPackCopiesIntoOneString(t *testing.T) {
 	row := "#T000001;Produkt 1;#T000002;Produkt 2;;#T000003"
 	ids := []string{row[0:8], row[19:27], "", row[len(row)-8:]}
 	want := []string{"#T000001", "#T000002", "", "#T000003"}
-	ps := make([]*string, len(ids))
-	for i := range ids {
-		ps[i] = &ids[i]
-	}
-	Pack(ps)
+	Pack(ids, func(s *string) *string { return s })
 	start := uintptr(unsafe.Pointer(unsafe.StringData(row)))
 	var next uintptr
 	for i, id := range ids {

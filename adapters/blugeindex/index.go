@@ -328,11 +328,7 @@ func targetOf(upsert []core.Resource, remove []core.Key) (map[core.Key]*core.Res
 		keys = append(keys, k)
 	}
 	keys = append(keys, remove...)
-	ids := make([]*string, len(keys))
-	for i := range keys {
-		ids[i] = &keys[i].ID
-	}
-	core.Pack(ids)
+	core.Pack(keys, func(k *core.Key) *string { return &k.ID })
 	target := make(map[core.Key]*core.Resource, len(keys))
 	for i := range upsert {
 		if upsert[i].Withdrawn {

@@ -170,11 +170,7 @@ func (d *diff) normalized(chunk []core.Resource) []core.Resource {
 	// The ids outlive the chunk (seen, the vectors' queue): their own
 	// bytes, not slices of a file's whole rows, which they would keep alive
 	// (70 MB of a million-row file's lines), packed in one string.
-	ids := make([]*string, len(rs))
-	for i := range rs {
-		ids[i] = &rs[i].ID
-	}
-	core.Pack(ids)
+	core.Pack(rs, func(r *core.Resource) *string { return &r.ID })
 	return rs
 }
 

@@ -49,7 +49,8 @@ step "metrics after $rows" "$base/metrics"
 cap=${VECTORS_CAP:-3600}
 if [ "$cap" -gt 0 ]; then
   t0=$(date +%s)
-  until curl -fs "$base/api/search?q=beton&databases=dkbr&vector=true&limit=1" | python3 -c 'import json,sys; sys.exit(1 if any(n.startswith(("vectors are still", "vector search unavailable")) for n in json.load(sys.stdin).get("notes") or []) else 0)' 2>/dev/null; do
+  . test/perf/offline.sh # vectors_caught_up
+  until vectors_caught_up "$base/api/search?q=beton&databases=dkbr&vector=true&limit=1"; do
     [ $(( $(date +%s) - t0 )) -ge "$cap" ] && { echo "vectors not caught up within $cap s"; break; }
     sleep 1
   done
