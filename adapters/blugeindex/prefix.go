@@ -471,24 +471,32 @@ func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks
 	// The candidates among them: all when fewer than depth; else the ones
 	// above the depth-th best and those scoring as it, in id order, up to
 	// 2*depth (inCandidates decides only those).
+	// Both lists are sized first: a word of every name ties all of found.
 	var in []bool
+	kept := len(found)
 	if complete {
-		var tied []uint64
-		above := 0
+		above, ties := 0, 0
 		for _, f := range found {
 			switch {
 			case f.score > last:
 				above++
 			case f.score == last:
+				ties++
+			}
+		}
+		tied := make([]uint64, 0, ties)
+		for _, f := range found {
+			if f.score == last {
 				tied = append(tied, f.doc)
 			}
 		}
 		in = leastIDs(tied, 2*depth-above, ids.id)
+		kept = len(found) - ties + min(ties, max(2*depth-above, 0))
 	}
 	// The candidates rescored, down to where the list is known exactly, in
 	// the walk's order; the list's order is found only for the first n and
 	// counted for the keys.
-	list := make([]scoredDoc, 0, len(found))
+	list := make([]scoredDoc, 0, kept)
 	t := 0
 	for _, f := range found {
 		if complete && f.score == last {
