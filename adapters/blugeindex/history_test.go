@@ -236,7 +236,7 @@ func sameLexicon(t *testing.T, a, b *lexicon) {
 	for name, pair := range map[string][2]any{
 		"words":     {a.words, b.words},
 		"labels":    {a.labels, b.labels},
-		"df":        {a.df, b.df},
+		"df":        {dfAsText(a), dfAsText(b)},
 		"fieldDocs": {a.fieldDocs, b.fieldDocs},
 		"fieldLen":  {a.fieldLen, b.fieldLen},
 		"ids":       {a.ids, b.ids},
@@ -392,6 +392,19 @@ func TestCodesKeepTheDictionary(t *testing.T) {
 	all = append(all, r)
 	sameLexicon(t, x.lex, newIndex(t, all).lex)
 	sameAnswers(all, "700007", "glasblock", "skum", rs[0].NameSV, "ull")
+}
+
+// dfAsText are a lexicon's term counts by term: the string ids they are
+// kept by depend on the order the lexicon met its terms in.
+func dfAsText(lex *lexicon) []map[string]int32 {
+	out := make([]map[string]int32, len(lex.df))
+	for i, m := range lex.df {
+		out[i] = map[string]int32{}
+		for id, n := range m {
+			out[i][lex.strOf[id]] = n
+		}
+	}
+	return out
 }
 
 // namesAsText are a document's name units as text: the ids behind them

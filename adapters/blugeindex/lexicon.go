@@ -28,10 +28,13 @@ type lexicon struct {
 	// words counts, per language, the live documents holding each word:
 	// the material of the compound dictionary.
 	words map[core.Lang]map[string]int32
-	// df counts, per field of textFields, the documents holding each term:
-	// a query term absent from a field gets no clause there, and BM25's idf
-	// is computed from it.
-	df []map[string]int32
+	// df counts, per field of textFields, the documents holding each term,
+	// by the term's string table id (docFreq): a query term absent from a
+	// field gets no clause there, and BM25's idf is computed from it. Keyed
+	// by string, a million-row file's numbers (a term each in three fields)
+	// held 157 MB of map slots; by id a third of that, the strings being
+	// the table's (names hold them anyway).
+	df []map[uint32]int32
 	// fieldDocs and fieldLen are, per field of textFields, the live
 	// documents holding the field and the sum of their lengths in terms:
 	// BM25's collection statistics over live documents only (bluge's own
@@ -170,7 +173,7 @@ func newLexicon() *lexicon {
 	lex := &lexicon{
 		langs:     map[core.Lang]*langLex{},
 		words:     map[core.Lang]map[string]int32{},
-		df:        make([]map[string]int32, len(textFields)),
+		df:        make([]map[uint32]int32, len(textFields)),
 		fieldDocs: make([]int64, len(textFields)),
 		fieldLen:  make([]int64, len(textFields)),
 		labels:    map[core.Lang]map[string]int{},
@@ -183,7 +186,7 @@ func newLexicon() *lexicon {
 		memo:      newFieldMemo(),
 	}
 	for i := range lex.df {
-		lex.df[i] = map[string]int32{}
+		lex.df[i] = map[uint32]int32{}
 	}
 	for _, la := range languages {
 		lex.langs[la.lang] = newLangLex(la, map[string]bool{}, nil, nil)
@@ -639,10 +642,11 @@ func (lex *lexicon) apply(dl *delta) {
 	}
 	for i, df := range dl.df {
 		for t, c := range df {
-			if v := lex.df[i][t] + c; v > 0 {
-				lex.df[i][t] = v
+			id := lex.intern(t)
+			if v := lex.df[i][id] + c; v > 0 {
+				lex.df[i][id] = v
 			} else {
-				delete(lex.df[i], t)
+				delete(lex.df[i], id)
 			}
 		}
 		lex.fieldDocs[i] += dl.fieldDocs[i]
@@ -668,7 +672,7 @@ func (lex *lexicon) clone() *lexicon {
 	c := &lexicon{
 		langs:     maps.Clone(lex.langs),
 		words:     make(map[core.Lang]map[string]int32, len(lex.words)),
-		df:        make([]map[string]int32, len(lex.df)),
+		df:        make([]map[uint32]int32, len(lex.df)),
 		fieldDocs: slices.Clone(lex.fieldDocs),
 		fieldLen:  slices.Clone(lex.fieldLen),
 		labels:    make(map[core.Lang]map[string]int, len(lex.labels)),
@@ -1025,7 +1029,7 @@ func newLangLex(la *language, words map[string]bool, prev *langLex, dict *compou
 // live documents, in bluge's own formula (so the scores of an index without
 // replaced or deleted documents are bluge's to the bit).
 func (lex *lexicon) idf(field int, t string) float64 {
-	return bm25IDF(float64(lex.df[field][t]), float64(lex.fieldDocs[field]))
+	return bm25IDF(float64(lex.docFreq(field, t)), float64(lex.fieldDocs[field]))
 }
 
 // bm25IDF is bluge's idf of a term held by n of docs documents.
@@ -1052,10 +1056,23 @@ func (lex *lexicon) trusted(w string) bool {
 	return false
 }
 
+// docFreq is how many live documents hold term t in field.
+func (lex *lexicon) docFreq(field int, t string) int32 {
+	id, ok := lex.strs[t]
+	if !ok {
+		return 0
+	}
+	return lex.df[field][id]
+}
+
 // inVocab tells whether any field of the language holds the term.
 func (lex *lexicon) inVocab(lang core.Lang, t string) bool {
+	id, ok := lex.strs[t]
+	if !ok {
+		return false
+	}
 	for i, f := range textFields {
-		if f.lang == lang && lex.df[i][t] > 0 {
+		if f.lang == lang && lex.df[i][id] > 0 {
 			return true
 		}
 	}

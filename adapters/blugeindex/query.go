@@ -162,7 +162,7 @@ func planQuery(tq *textQuery, lex *lexicon, raw string, lang core.Lang, catalogs
 			boost *= langBoost
 		}
 		for _, t := range q.order {
-			if lex.df[i][t] == 0 {
+			if lex.docFreq(i, t) == 0 {
 				continue
 			}
 			w := q.weights[t]

@@ -70,7 +70,7 @@ func writeSnapshot(w io.Writer, mark string, lex *lexicon) error {
 		counts(e, lex.labels[la.lang])
 	}
 	for i := range textFields {
-		counts(e, lex.df[i])
+		idCounts(e, lex.df[i])
 		e.int(lex.fieldDocs[i])
 		e.int(lex.fieldLen[i])
 	}
@@ -119,6 +119,15 @@ func (e *snapshotWriter) doc(lex *lexicon, k core.Key, d *docAnalysis) {
 	e.str(k.ID)
 	e.uint(d.hash)
 	e.bytes(d.kept) // packed (kept.go)
+}
+
+// idCounts writes counts by string table id.
+func idCounts(e *snapshotWriter, m map[uint32]int32) {
+	e.uint(uint64(len(m)))
+	for id, n := range m {
+		e.uint(uint64(id))
+		e.int(int64(n))
+	}
 }
 
 func counts[N int | int32](e *snapshotWriter, m map[string]N) {
@@ -241,6 +250,21 @@ func readCounts[N int | int32](d *snapshotReader) map[string]N {
 	return m
 }
 
+// readIDCounts reads what idCounts wrote, of a table of strs strings.
+func readIDCounts(d *snapshotReader, strs int) map[uint32]int32 {
+	n := d.count()
+	m := make(map[uint32]int32, min(n, 1<<20))
+	for i := 0; i < n && d.err == nil; i++ {
+		id := d.uint()
+		if id >= uint64(strs) {
+			d.fail("string %d of %d", id, strs)
+			break
+		}
+		m[uint32(id)] = int32(d.int())
+	}
+	return m
+}
+
 // snapshotMark reads the mark of a snapshot without decoding the rest.
 func snapshotMark(b []byte) (string, error) {
 	if len(b) < len(snapshotMagic) || string(b[:len(snapshotMagic)]) != snapshotMagic {
@@ -294,7 +318,7 @@ func readSnapshot(b []byte) (*lexicon, string, error) {
 		lex.labels[la.lang] = readCounts[int](d)
 	}
 	for i := range textFields {
-		lex.df[i] = readCounts[int32](d)
+		lex.df[i] = readIDCounts(d, len(strOf))
 		lex.fieldDocs[i] = d.int()
 		lex.fieldLen[i] = d.int()
 	}
