@@ -58,9 +58,9 @@ type lexicon struct {
 	// every catalog the index holds needs no catalog filter.
 	catalogs map[core.CatalogID]int
 	// strs is the string table of what indexed documents keep (words,
-	// name terms, thesaurus heads): one copy of each, and none of them a
-	// slice of a whole lower-cased text. It only grows, with the
-	// vocabulary.
+	// name terms, thesaurus heads) and of the terms df counts: one copy of
+	// each, and none of them a slice of a whole lower-cased text. It only
+	// grows, with the vocabulary.
 	strs  map[string]uint32
 	strOf []string
 	// memo is what the index has analysed of its long texts (memo.go),
