@@ -289,15 +289,7 @@ func inCandidates(bm25 []scoredDoc, docs []uint64, depth int, id func(uint64) st
 		return in
 	}
 	last := nthScore(bm25, depth) // the depth-th best BM25 score
-	above, ties := 0, 0
-	for _, c := range bm25 {
-		switch {
-		case c.score > last:
-			above++
-		case c.score == last:
-			ties++
-		}
-	}
+	above, ties := around(bm25, last)
 	// The ones scoring as the last, by id, and how many of the documents
 	// scoring as the last come before each: one pass over those (thousands
 	// when many names score alike), each placed among the few tied ones by
@@ -337,6 +329,19 @@ func inCandidates(bm25 []scoredDoc, docs []uint64, depth int, id func(uint64) st
 		in[t.i] = above+before < 2*depth
 	}
 	return in
+}
+
+// around counts the documents scoring above last and those scoring as it.
+func around(docs []scoredDoc, last float64) (above, ties int) {
+	for _, d := range docs {
+		switch {
+		case d.score > last:
+			above++
+		case d.score == last:
+			ties++
+		}
+	}
+	return above, ties
 }
 
 // leastIDs says which of docs are the room of least id (all when they are
@@ -470,20 +475,12 @@ func placeKeys(ctx context.Context, snap blugesearch.Reader, ids *docIDs, blocks
 	complete := !math.IsInf(last, -1)
 	// The candidates among them: all when fewer than depth; else the ones
 	// above the depth-th best and those scoring as it, in id order, up to
-	// 2*depth (inCandidates decides only those).
+	// 2*depth (leastIDs decides only those).
 	// Both lists are sized first: a word of every name ties all of found.
 	var in []bool
 	kept := len(found)
 	if complete {
-		above, ties := 0, 0
-		for _, f := range found {
-			switch {
-			case f.score > last:
-				above++
-			case f.score == last:
-				ties++
-			}
-		}
+		above, ties := around(found, last)
 		tied := make([]uint64, 0, ties)
 		for _, f := range found {
 			if f.score == last {
