@@ -66,10 +66,10 @@ type lexicon struct {
 	// memo is what the index has analysed of its long texts (memo.go),
 	// shared with the lexicon's copies.
 	memo *fieldMemo
-	// buf holds the buffers compact packs a document through; add and
-	// remove unpack its synonym entries into buf.entries too. Only a
-	// commit changes the lexicon, one document at a time (apply).
-	buf packBufs
+	// entries is where add and remove unpack a document's synonym
+	// entries. Only a commit changes the lexicon, one document at a time
+	// (apply).
+	entries []uint32
 }
 
 // packBufs are the buffers compact packs a document through.
@@ -214,11 +214,15 @@ type delta struct {
 	langs   map[core.Lang]*langLex
 	relabel map[core.Lang]bool
 	// df, fieldDocs and fieldLen are the changes of the lexicon's term
-	// and field counts, per field of textFields (termCounts).
+	// and field counts, per field of textFields (termCounts); stage keys
+	// df's terms by their string table ids (dfIDs) and drops df, so apply
+	// looks no string up.
 	df                  []map[string]int32
+	dfIDs               []map[uint32]int32
 	fieldDocs, fieldLen []int64
 	// strs are the strings new to the string table that the documents
-	// of next, compacted by stage, have ids of; nil before stage.
+	// of next, compacted by stage, and dfIDs have ids of; nil before
+	// stage.
 	strs *stagedStrs
 }
 
@@ -254,8 +258,9 @@ func (st *stagedStrs) intern(s string) uint32 {
 }
 
 // stage compacts the new analyses of a prepared change (after its bluge
-// documents were made of them), beside searches, so apply, which searches
-// wait for, has only to count them in. It runs on every core, each with
+// documents were made of them) and keys its term counts by string id,
+// beside searches, so apply, which searches wait for, has only to count
+// them in. It runs on every core, each with
 // its own scratch: the change holds the index's write lock and the
 // vectors wait, so one core would otherwise idle (68-81 ms of a batch of
 // 10,000). The ids of new strings then follow the order the workers meet
@@ -274,6 +279,14 @@ func (lex *lexicon) stage(dl *delta) {
 			compact(d, st.intern, &buf)
 		}
 	})
+	dl.dfIDs = make([]map[uint32]int32, len(dl.df))
+	for i, df := range dl.df {
+		dl.dfIDs[i] = make(map[uint32]int32, len(df))
+		for t, c := range df {
+			dl.dfIDs[i][st.intern(t)] = c
+		}
+	}
+	dl.df = nil
 	dl.strs = st
 }
 
@@ -622,13 +635,15 @@ func holdsAny(words []uint32, ids map[core.Lang]map[uint32]bool) bool {
 	return false
 }
 
-// apply makes the delta the lexicon's state.
+// apply makes the delta the lexicon's state, staging it first when the
+// caller has not (a change stages it beside searches).
 func (lex *lexicon) apply(dl *delta) {
-	if st := dl.strs; st != nil {
-		for _, s := range st.of { // numbered from st.base == len(lex.strOf)
-			lex.strs[s] = uint32(len(lex.strOf))
-			lex.strOf = append(lex.strOf, s)
-		}
+	if dl.strs == nil {
+		lex.stage(dl)
+	}
+	for _, s := range dl.strs.of { // numbered from st.base == len(lex.strOf)
+		lex.strs[s] = uint32(len(lex.strOf))
+		lex.strOf = append(lex.strOf, s)
 	}
 	maps.Copy(lex.langs, dl.langs)
 	for lang, d := range dl.words {
@@ -640,9 +655,8 @@ func (lex *lexicon) apply(dl *delta) {
 	for lang := range dl.relabel {
 		lex.fuzzy[lang] = newFuzzyIndex(lex.labels[lang], nil)
 	}
-	for i, df := range dl.df {
-		for t, c := range df {
-			id := lex.intern(t)
+	for i, df := range dl.dfIDs {
+		for id, c := range df {
 			if v := lex.df[i][id] + c; v > 0 {
 				lex.df[i][id] = v
 			} else {
@@ -704,21 +718,6 @@ func (lex *lexicon) clone() *lexicon {
 	return c
 }
 
-// intern returns the string table id of s.
-func (lex *lexicon) intern(s string) uint32 {
-	id, ok := lex.strs[s]
-	if !ok {
-		id = uint32(len(lex.strOf))
-		s = strings.Clone(s)
-		lex.strs[s] = id
-		lex.strOf = append(lex.strOf, s)
-	}
-	return id
-}
-
-// canonical returns the string table's copy of s.
-func (lex *lexicon) canonical(s string) string { return lex.strOf[lex.intern(s)] }
-
 // compact turns an analysis just indexed into what an indexed document
 // keeps (see docAnalysis), its strings numbered by intern, packed through
 // buf.
@@ -777,18 +776,15 @@ func addCounts[N int | int32](counts, d map[string]N) {
 func (lex *lexicon) add(k core.Key, d *docAnalysis) {
 	lex.docs[k] = d // k's id is its own copy (targetOf)
 	lex.catalogs[k.Catalog]++
-	lex.ids[keyHash(k)]++
-	if d.full != nil { // not staged
-		compact(d, lex.intern, &lex.buf)
-	}
-	lex.buf.entries = d.appendEntries(lex.buf.entries[:0])
-	lex.thes.add(k, lex.buf.entries)
+	lex.ids[keyHash(k)]++ // d is compacted (apply staged it)
+	lex.entries = d.appendEntries(lex.entries[:0])
+	lex.thes.add(k, lex.entries)
 }
 
 func (lex *lexicon) remove(k core.Key) {
 	if old := lex.docs[k]; old != nil {
-		lex.buf.entries = old.appendEntries(lex.buf.entries[:0])
-		lex.thes.remove(k, lex.buf.entries)
+		lex.entries = old.appendEntries(lex.entries[:0])
+		lex.thes.remove(k, lex.entries)
 	}
 	delete(lex.docs, k)
 	if lex.catalogs[k.Catalog]--; lex.catalogs[k.Catalog] <= 0 {
@@ -1028,8 +1024,9 @@ func newLangLex(la *language, words map[string]bool, prev *langLex, dict *compou
 // idf is BM25's inverse document frequency of a term in a field over the
 // live documents, in bluge's own formula (so the scores of an index without
 // replaced or deleted documents are bluge's to the bit).
-func (lex *lexicon) idf(field int, t string) float64 {
-	return bm25IDF(float64(lex.docFreq(field, t)), float64(lex.fieldDocs[field]))
+// n is the term's docFreq, which the caller has looked up.
+func (lex *lexicon) idf(field int, n int32) float64 {
+	return bm25IDF(float64(n), float64(lex.fieldDocs[field]))
 }
 
 // bm25IDF is bluge's idf of a term held by n of docs documents.

@@ -305,13 +305,10 @@ func TestLeastIDsAreTheTiedCandidates(t *testing.T) {
 		id := func(doc uint64) string { return fmt.Sprintf("national/%06d", (doc*7919)%100003) }
 		depth := 1 + rng.IntN(min(n, 60))
 		last := nthScore(found, depth)
+		above, _ := around(found, last)
 		var tied []uint64
-		above := 0
 		for _, f := range found {
-			switch {
-			case f.score > last:
-				above++
-			case f.score == last:
+			if f.score == last {
 				tied = append(tied, f.doc)
 			}
 		}

@@ -162,7 +162,8 @@ func planQuery(tq *textQuery, lex *lexicon, raw string, lang core.Lang, catalogs
 			boost *= langBoost
 		}
 		for _, t := range q.order {
-			if lex.docFreq(i, t) == 0 {
+			n := lex.docFreq(i, t)
+			if n == 0 {
 				continue
 			}
 			w := q.weights[t]
@@ -171,7 +172,7 @@ func planQuery(tq *textQuery, lex *lexicon, raw string, lang core.Lang, catalogs
 				// in long texts that mention many products.
 				continue
 			}
-			p.clauses = append(p.clauses, clause{field: f.name, term: t, boost: boost * w * lex.idf(i, t)})
+			p.clauses = append(p.clauses, clause{field: f.name, term: t, boost: boost * w * lex.idf(i, n)})
 		}
 	}
 	id := strings.ToLower(raw)
